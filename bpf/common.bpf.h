@@ -1,0 +1,215 @@
+/* What every layer's BPF program shares: the traced-process filter, the one ring buffer, exact
+ * loss counters, and file/path resolution. The maps are created once by user space and reused
+ * by every layer's object (bpf_map__reuse_fd), so all layers feed one ordered stream. */
+#ifndef DATACRUMBS_COMMON_BPF_H
+#define DATACRUMBS_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "events.h"
+
+#define DC_WALK_DEPTH 32
+#define DC_S_IFMT 00170000
+#define DC_AT_FDCWD (-100)
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Submissions wake the consumer only once this many bytes wait in the ring (set by user space). */
+const volatile __u64 dc_wake_mark = 1 << 20;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 1 << 24);
+} dc_events SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u32);   /* TGID */
+  __type(value, __u32); /* enum dc_trace_state */
+} dc_traced SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, DC_LOSS_KINDS);
+  __type(key, __u32);
+  __type(value, __u64);
+} dc_lost SEC(".maps");
+
+/* Scratch space for records too large for the BPF stack. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct dc_path_record);
+} dc_path_scratch SEC(".maps");
+
+static __always_inline int dc_is_traced(__u32 tgid)
+{
+  __u32 *state = bpf_map_lookup_elem(&dc_traced, &tgid);
+  return state && *state == DC_TRACE_ACTIVE;
+}
+
+static __always_inline void dc_count_loss(__u32 kind)
+{
+  __u64 *n = bpf_map_lookup_elem(&dc_lost, &kind);
+  if (n)
+    *n += 1;
+}
+
+/* No wakeup per event: the consumer polls on a timer and is woken only when the ring fills. */
+static __always_inline __u64 dc_submit_flags(void)
+{
+  __u64 waiting = bpf_ringbuf_query(&dc_events, BPF_RB_AVAIL_DATA);
+  return waiting >= dc_wake_mark ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void dc_fill_header(struct dc_record_header *h, __u32 kind, __u64 ts)
+{
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  h->kind = kind;
+  h->tgid = pid_tgid >> 32;
+  h->tid = (__u32)pid_tgid;
+  h->reserved = 0;
+  h->ts_ns = ts;
+}
+
+/* The struct file behind descriptor fd of the current task, or NULL. */
+static __always_inline struct file *dc_fd_file(long fd)
+{
+  struct task_struct *task = bpf_get_current_task_btf();
+  struct file *f = NULL;
+  if (fd < 0)
+    return NULL;
+  struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+  if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+    return NULL;
+  struct file **slots = BPF_CORE_READ(fdt, fd);
+  bpf_probe_read_kernel(&f, sizeof(f), &slots[fd]);
+  return f;
+}
+
+static __always_inline void dc_file_ref_of(struct file *f, struct dc_file_ref *ref)
+{
+  ref->ino = 0;
+  ref->dev = 0;
+  ref->mode = 0;
+  if (!f)
+    return;
+  struct inode *inode = BPF_CORE_READ(f, f_inode);
+  if (!inode)
+    return;
+  ref->ino = BPF_CORE_READ(inode, i_ino);
+  ref->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+  ref->mode = BPF_CORE_READ(inode, i_mode) & DC_S_IFMT;
+}
+
+struct dc_walk {
+  struct dentry *dentry;
+  struct vfsmount *vfsmnt;
+  struct mount *mnt;
+  char *buf;
+  __u32 off;
+  __u8 truncated;
+};
+
+/* One step of a path walk: the name of one dentry, or a hop from a mount root to its mount
+ * point. Runs under bpf_loop so the verifier checks it once, not once per iteration. */
+static long dc_walk_step(__u32 index, void *ctx)
+{
+  struct dc_walk *w = ctx;
+  /* Copies first: CO-RE relocations apply to kernel types, not to this context struct. */
+  struct dentry *dentry = w->dentry;
+  struct vfsmount *vfsmnt = w->vfsmnt;
+  struct mount *mnt = w->mnt;
+  struct dentry *root = BPF_CORE_READ(vfsmnt, mnt_root);
+  struct dentry *parent = BPF_CORE_READ(dentry, d_parent);
+  if (dentry == root || dentry == parent) {
+    struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+    if (!up || up == mnt)
+      return 1; /* the root of the namespace */
+    w->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
+    w->mnt = up;
+    w->vfsmnt = (void *)up + bpf_core_field_offset(struct mount, mnt);
+    return 0;
+  }
+  if (w->off >= DC_PATH_MAX) {
+    w->truncated = 1;
+    return 1;
+  }
+  const unsigned char *name = BPF_CORE_READ(dentry, d_name.name);
+  char *buf = w->buf;
+  if (!buf)
+    return 1;
+  long n = bpf_probe_read_kernel_str(buf + (w->off & (DC_PATH_MAX - 1)), DC_NAME_MAX, name);
+  if (n <= 0)
+    return 1;
+  w->off += n;
+  w->dentry = parent;
+  if (index == DC_WALK_DEPTH - 1)
+    w->truncated = 1;
+  return 0;
+}
+
+/* Appends the names from dentry up to the root of the mount namespace, leaf first, each
+ * NUL-terminated, to rec->data at off. Crosses mount points. Returns the new offset. */
+static __always_inline __u32 dc_walk_path(struct dentry *dentry, struct vfsmount *vfsmnt,
+                                          struct dc_path_record *rec, __u32 off)
+{
+  struct dc_walk w = {
+      .dentry = dentry,
+      .vfsmnt = vfsmnt,
+      .mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt),
+      .buf = rec->data,
+      .off = off,
+      .truncated = 0,
+  };
+  bpf_loop(DC_WALK_DEPTH, dc_walk_step, &w, 0);
+  rec->truncated = w.truncated;
+  return w.off;
+}
+
+static __always_inline struct dc_path_record *dc_path_begin(__u32 kind, __u64 ts)
+{
+  __u32 zero = 0;
+  struct dc_path_record *r = bpf_map_lookup_elem(&dc_path_scratch, &zero);
+  if (!r)
+    return NULL;
+  dc_fill_header(&r->hdr, kind, ts);
+  r->file.ino = 0;
+  r->file.dev = 0;
+  r->file.mode = 0;
+  r->len = 0;
+  r->raw_len = 0;
+  r->slot = 0;
+  r->truncated = 0;
+  return r;
+}
+
+static __always_inline void dc_path_submit(struct dc_path_record *r, __u32 len)
+{
+  __u64 size = __builtin_offsetof(struct dc_path_record, data) + len;
+  if (size > sizeof(*r))
+    size = sizeof(*r);
+  r->len = len;
+  if (bpf_ringbuf_output(&dc_events, r, size, dc_submit_flags()))
+    dc_count_loss(DC_LOSS_RING_FULL);
+}
+
+/* Emits the absolute path of an open file as a DC_REC_FILE_NAME record. */
+static __always_inline void dc_emit_file_name(struct file *f, __u64 ts)
+{
+  struct dc_path_record *r = dc_path_begin(DC_REC_FILE_NAME, ts);
+  if (!r || !f)
+    return;
+  dc_file_ref_of(f, &r->file);
+  struct dentry *d = BPF_CORE_READ(f, f_path.dentry);
+  struct vfsmount *m = BPF_CORE_READ(f, f_path.mnt);
+  __u32 len = dc_walk_path(d, m, r, 0);
+  dc_path_submit(r, len);
+}
+
+#endif

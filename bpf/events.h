@@ -1,0 +1,123 @@
+/* Records shared between the BPF programs and user space.
+ * Plain C with fixed-width types only (no vmlinux.h), so both sides compile it. */
+#ifndef DATACRUMBS_EVENTS_H
+#define DATACRUMBS_EVENTS_H
+
+#ifdef __BPF__
+typedef __u8 dc_u8;
+typedef __s8 dc_s8;
+typedef __u16 dc_u16;
+typedef __u32 dc_u32;
+typedef __u64 dc_u64;
+typedef __s64 dc_s64;
+#else
+#include <stdint.h>
+typedef uint8_t dc_u8;
+typedef int8_t dc_s8;
+typedef uint16_t dc_u16;
+typedef uint32_t dc_u32;
+typedef uint64_t dc_u64;
+typedef int64_t dc_s64;
+#endif
+
+#define DC_MAX_SYSCALL_NR 512 /* size of the per-syscall spec table */
+#define DC_PATH_MAX 1024      /* bytes of a path built from dentries */
+#define DC_NAME_MAX 256       /* bytes of one path component or user string */
+#define DC_ARGV_MAX 256       /* bytes of a command line kept per exec */
+#define DC_COMM_LEN 16
+
+/* Values of the traced-process map (keyed by TGID). */
+enum dc_trace_state {
+  DC_TRACE_ARMED = 1,  /* will be traced from its next exec on */
+  DC_TRACE_ACTIVE = 2, /* traced now */
+};
+
+enum dc_record_kind {
+  DC_REC_SYSCALL = 1,   /* struct dc_syscall_event */
+  DC_REC_FILE_NAME = 2, /* struct dc_path_record: (dev, ino) is named by a path */
+  DC_REC_CALL_PATH = 3, /* struct dc_path_record: path argument of the next syscall of tid */
+  DC_REC_TASK = 4,      /* struct dc_task_event */
+};
+
+/* Which counter of the loss map an event was lost from. */
+enum dc_loss_kind {
+  DC_LOSS_RING_FULL = 0,   /* bpf_ringbuf_reserve failed */
+  DC_LOSS_NO_STATE = 1,    /* per-thread entry state could not be created */
+  DC_LOSS_KINDS = 2,
+};
+
+struct dc_record_header {
+  dc_u32 kind;
+  dc_u32 tgid;
+  dc_u32 tid;
+  dc_u32 reserved;
+  dc_u64 ts_ns; /* bpf_ktime_get_ns (CLOCK_MONOTONIC) */
+};
+
+/* A file as the kernel sees it. mode holds the S_IFMT bits; mode == 0 means "no file". */
+struct dc_file_ref {
+  dc_u64 ino;
+  dc_u32 dev;
+  dc_u32 mode;
+};
+
+/* Where the file of a syscall comes from (dc_syscall_spec.fd_a / fd_b). */
+#define DC_ARG_NONE (-1)
+#define DC_ARG_RET 6 /* the return value is a new file descriptor */
+
+/* How the kernel side treats one syscall number; filled by user space from its table. */
+struct dc_syscall_spec {
+  dc_u8 traced;
+  dc_s8 fd_a;          /* argument index of the file descriptor, DC_ARG_RET, or DC_ARG_NONE */
+  dc_s8 fd_b;          /* second file descriptor (sendfile, splice, copy_file_range) */
+  dc_u8 fd_at_entry;   /* resolve fd_a at entry: the call removes it (close) */
+  dc_s8 path_a;        /* argument index of a user path string, or DC_ARG_NONE */
+  dc_s8 path_b;        /* second path (rename, link) */
+  dc_s8 dirfd_a;       /* argument index of the directory fd path_a is relative to */
+  dc_s8 dirfd_b;
+};
+
+struct dc_syscall_event {
+  struct dc_record_header hdr; /* ts_ns = entry time */
+  dc_u64 dur_ns;
+  dc_s64 ret;
+  dc_u64 args[6];
+  struct dc_file_ref file_a;
+  struct dc_file_ref file_b;
+  dc_u32 nr;
+  dc_u32 reserved;
+};
+
+/* A path as a list of NUL-terminated components, leaf first, root last, in data[0..len). For
+ * DC_REC_CALL_PATH, `slot` tells which argument (0 = path_a, 1 = path_b) and data holds the raw
+ * user string followed, when that string is relative, by the components of its base directory. */
+struct dc_path_record {
+  struct dc_record_header hdr;
+  struct dc_file_ref file; /* DC_REC_FILE_NAME: the file named */
+  dc_u16 len;              /* bytes used in data */
+  dc_u16 raw_len;          /* DC_REC_CALL_PATH: bytes of the raw user string incl. its NUL */
+  dc_u8 slot;
+  dc_u8 truncated; /* the walk stopped before the root: path is partial */
+  dc_u8 reserved[2];
+  char data[DC_PATH_MAX + DC_NAME_MAX];
+};
+
+enum dc_task_op {
+  DC_TASK_EXEC = 1,   /* argv holds the new command line */
+  DC_TASK_FORK = 2,   /* a new process: ppid is its parent */
+  DC_TASK_THREAD = 3, /* a new thread of tgid */
+  DC_TASK_EXIT = 4,   /* the whole process exited; exit_code as in wait(2) */
+};
+
+struct dc_task_event {
+  struct dc_record_header hdr;
+  dc_u32 op;
+  dc_u32 ppid;
+  dc_u32 exit_code;
+  dc_u16 argv_len; /* bytes used in argv (NUL-separated arguments) */
+  dc_u16 reserved;
+  char comm[DC_COMM_LEN];
+  char argv[DC_ARGV_MAX];
+};
+
+#endif

@@ -1,0 +1,87 @@
+/* The traced set: a process is traced from its exec on (run mode arms it), its children are
+ * added at fork, and it leaves the set when its last thread exits. Threads are covered by their
+ * TGID. Also reports exec/fork/thread/exit so user space names processes and threads. */
+#include "common.bpf.h"
+
+static __always_inline struct dc_task_event *dc_task_begin(__u32 op)
+{
+  struct dc_task_event *ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
+  if (!ev) {
+    dc_count_loss(DC_LOSS_RING_FULL);
+    return NULL;
+  }
+  dc_fill_header(&ev->hdr, DC_REC_TASK, bpf_ktime_get_ns());
+  ev->op = op;
+  ev->ppid = 0;
+  ev->exit_code = 0;
+  ev->argv_len = 0;
+  ev->reserved = 0;
+  bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+  return ev;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(dc_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+  __u32 tgid = p->tgid;
+  __u32 *state = bpf_map_lookup_elem(&dc_traced, &tgid);
+  if (!state)
+    return 0;
+  *state = DC_TRACE_ACTIVE;
+  struct dc_task_event *ev = dc_task_begin(DC_TASK_EXEC);
+  if (!ev)
+    return 0;
+  ev->ppid = BPF_CORE_READ(p, real_parent, tgid);
+  unsigned long start = BPF_CORE_READ(p, mm, arg_start);
+  unsigned long end = BPF_CORE_READ(p, mm, arg_end);
+  __u64 len = end - start;
+  if (len > DC_ARGV_MAX)
+    len = DC_ARGV_MAX;
+  if (bpf_probe_read_user(ev->argv, len, (void *)start) == 0)
+    ev->argv_len = len;
+  bpf_ringbuf_submit(ev, dc_submit_flags());
+  return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(dc_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+  __u32 ptgid = parent->tgid;
+  if (!dc_is_traced(ptgid))
+    return 0;
+  __u32 ctgid = child->tgid;
+  __u32 op = DC_TASK_THREAD;
+  if (ctgid != ptgid) {
+    __u32 active = DC_TRACE_ACTIVE;
+    bpf_map_update_elem(&dc_traced, &ctgid, &active, BPF_ANY);
+    op = DC_TASK_FORK;
+  }
+  struct dc_task_event *ev = dc_task_begin(op);
+  if (!ev)
+    return 0;
+  /* The record describes the child, not the current (parent) task. */
+  ev->hdr.tgid = ctgid;
+  ev->hdr.tid = child->pid;
+  ev->ppid = ptgid;
+  bpf_probe_read_kernel(ev->comm, sizeof(ev->comm), child->comm);
+  bpf_ringbuf_submit(ev, dc_submit_flags());
+  return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(dc_process_exit, struct task_struct *p)
+{
+  __u32 tgid = p->tgid;
+  if (!bpf_map_lookup_elem(&dc_traced, &tgid))
+    return 0;
+  /* do_exit has already counted this thread out of signal->live. */
+  if (BPF_CORE_READ(p, signal, live.counter) != 0)
+    return 0;
+  bpf_map_delete_elem(&dc_traced, &tgid);
+  struct dc_task_event *ev = dc_task_begin(DC_TASK_EXIT);
+  if (!ev)
+    return 0;
+  ev->exit_code = BPF_CORE_READ(p, exit_code);
+  bpf_ringbuf_submit(ev, dc_submit_flags());
+  return 0;
+}

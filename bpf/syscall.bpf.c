@@ -1,0 +1,157 @@
+/* The system-call layer (cat POSIX): one enter/exit pair on the raw syscall tracepoints covers
+ * every I/O system call; which calls are traced, and which arguments are files or paths, comes
+ * from the spec table user space fills. Raw arguments go to user space undecoded. */
+#include "common.bpf.h"
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, DC_MAX_SYSCALL_NR);
+  __type(key, __u32);
+  __type(value, struct dc_syscall_spec);
+} dc_specs SEC(".maps");
+
+/* Per-thread entry state; freed with the thread, so a missed exit cannot outlive it, and
+ * overwritten by the next entry, so it cannot poison a later event either. */
+struct dc_entry {
+  __u64 ts;
+  __u64 args[6];
+  struct dc_file_ref file_a; /* resolved at entry when the call removes the fd */
+  __u32 nr;
+  __u32 active;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct dc_entry);
+} dc_entries SEC(".maps");
+
+static __always_inline __u64 dc_arg(const __u64 *args, int i)
+{
+  switch (i) {
+  case 0: return args[0];
+  case 1: return args[1];
+  case 2: return args[2];
+  case 3: return args[3];
+  case 4: return args[4];
+  case 5: return args[5];
+  default: return 0;
+  }
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(dc_sys_enter, struct pt_regs *regs, long id)
+{
+  if (id < 0 || id >= DC_MAX_SYSCALL_NR)
+    return 0;
+  __u32 nr = id;
+  struct dc_syscall_spec *spec = bpf_map_lookup_elem(&dc_specs, &nr);
+  if (!spec || !spec->traced)
+    return 0;
+  if (!dc_is_traced(bpf_get_current_pid_tgid() >> 32))
+    return 0;
+  struct dc_entry *e = bpf_task_storage_get(&dc_entries, bpf_get_current_task_btf(), 0,
+                                            BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!e) {
+    dc_count_loss(DC_LOSS_NO_STATE);
+    return 0;
+  }
+  e->nr = nr;
+  e->args[0] = regs->di;
+  e->args[1] = regs->si;
+  e->args[2] = regs->dx;
+  e->args[3] = regs->r10;
+  e->args[4] = regs->r8;
+  e->args[5] = regs->r9;
+  /* Always written: a stale ref from an earlier call must not leak into this one. */
+  dc_file_ref_of(spec->fd_at_entry ? dc_fd_file((int)dc_arg(e->args, spec->fd_a)) : NULL, &e->file_a);
+  e->active = 1;
+  e->ts = bpf_ktime_get_ns();
+  return 0;
+}
+
+/* The path argument in `slot` as the raw user string, plus the directory it is relative to. */
+static __always_inline void dc_emit_call_path(const struct dc_entry *e, int path_arg, int dirfd_arg,
+                                              __u8 slot, __u64 ts)
+{
+  struct dc_path_record *r = dc_path_begin(DC_REC_CALL_PATH, ts);
+  if (!r)
+    return;
+  r->slot = slot;
+  const char *user = (const char *)dc_arg(e->args, path_arg);
+  long n = bpf_probe_read_user_str(r->data, DC_NAME_MAX, user);
+  if (n <= 0) {
+    r->data[0] = 0;
+    n = 1;
+  }
+  r->raw_len = n;
+  __u32 len = n;
+  if (r->data[0] != '/') {
+    long dirfd = dirfd_arg >= 0 ? (int)dc_arg(e->args, dirfd_arg) : DC_AT_FDCWD;
+    struct dentry *d;
+    struct vfsmount *m;
+    if (dirfd == DC_AT_FDCWD) {
+      struct task_struct *task = bpf_get_current_task_btf();
+      d = BPF_CORE_READ(task, fs, pwd.dentry);
+      m = BPF_CORE_READ(task, fs, pwd.mnt);
+    } else {
+      struct file *f = dc_fd_file(dirfd);
+      d = f ? BPF_CORE_READ(f, f_path.dentry) : NULL;
+      m = f ? BPF_CORE_READ(f, f_path.mnt) : NULL;
+    }
+    if (d && m)
+      len = dc_walk_path(d, m, r, len);
+  }
+  dc_path_submit(r, len);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(dc_sys_exit, struct pt_regs *regs, long ret)
+{
+  struct dc_entry *e = bpf_task_storage_get(&dc_entries, bpf_get_current_task_btf(), 0, 0);
+  if (!e || !e->active)
+    return 0;
+  e->active = 0;
+  __u32 nr = e->nr;
+  if (regs->orig_ax != nr)
+    return 0;
+  struct dc_syscall_spec *spec = bpf_map_lookup_elem(&dc_specs, &nr);
+  if (!spec)
+    return 0;
+  __u64 now = bpf_ktime_get_ns();
+
+  struct dc_file_ref file_a = e->file_a, file_b = {};
+  if (spec->fd_a == DC_ARG_RET) {
+    if (ret >= 0) {
+      struct file *f = dc_fd_file(ret);
+      dc_file_ref_of(f, &file_a);
+      dc_emit_file_name(f, e->ts);
+    }
+  } else if (spec->fd_a != DC_ARG_NONE && !spec->fd_at_entry) {
+    dc_file_ref_of(dc_fd_file((int)dc_arg(e->args, spec->fd_a)), &file_a);
+  }
+  if (spec->fd_b != DC_ARG_NONE)
+    dc_file_ref_of(dc_fd_file((int)dc_arg(e->args, spec->fd_b)), &file_b);
+  /* A successful open is named by its file; anything else by the path it was given. */
+  if (spec->path_a != DC_ARG_NONE && !(spec->fd_a == DC_ARG_RET && ret >= 0))
+    dc_emit_call_path(e, spec->path_a, spec->dirfd_a, 0, e->ts);
+  if (spec->path_b != DC_ARG_NONE)
+    dc_emit_call_path(e, spec->path_b, spec->dirfd_b, 1, e->ts);
+
+  struct dc_syscall_event *ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
+  if (!ev) {
+    dc_count_loss(DC_LOSS_RING_FULL);
+    return 0;
+  }
+  dc_fill_header(&ev->hdr, DC_REC_SYSCALL, e->ts);
+  ev->dur_ns = now - e->ts;
+  ev->ret = ret;
+  __builtin_memcpy(ev->args, e->args, sizeof(ev->args));
+  ev->file_a = file_a;
+  ev->file_b = file_b;
+  ev->nr = nr;
+  ev->reserved = 0;
+  bpf_ringbuf_submit(ev, dc_submit_flags());
+  return 0;
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages DataCrumbs needs to build, test and benchmark.
+# Idempotent: installs only what is missing, so a second run is fast.
+set -euo pipefail
+
+packages=(
+  # build
+  cmake ninja-build g++ clang llvm pkg-config
+  # BPF toolchain and libraries
+  libbpf-dev bpftool libelf-dev zlib1g-dev libdeflate-dev
+  # C++ libraries
+  libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
+  # runtime ground truth and peers used by tests and benchmarks
+  strace bpftrace util-linux procps coreutils gzip
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install-deps: missing packages (${missing[*]}); run as root to install them" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >/dev/null
+  apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,56 @@
+// datacrumbs: the command-line entry. Parses arguments, runs one mode, and turns an error value
+// into the one line and exit code a user sees.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli/layers_mode.h"
+#include "cli/run_mode.h"
+
+namespace {
+
+int report(const dc::error& e)
+{
+  std::fprintf(stderr, "datacrumbs: %s\n", e.message.c_str());
+  return e.exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  CLI::App app{"DataCrumbs: where an application's I/O goes, layer by layer", "datacrumbs"};
+  app.require_subcommand(1);
+
+  dc::run_options run;
+  auto* run_cmd = app.add_subcommand("run", "trace a command and its descendants from exec to exit");
+  run_cmd->add_option("-o,--output", run.trace_path, "trace file (.pfw.gz); default: a name in the current directory");
+  run_cmd->add_option("--summary", run.summary_path, "write the run summary as JSON to this file");
+  run_cmd->add_option("--ring-mb", run.ring_bytes, "event ring size in MiB (power of two)")
+      ->transform([](std::string s) { return std::to_string(std::stoull(s) << 20); })
+      ->check(CLI::Range(1ull << 20, 1ull << 31));
+  run_cmd->add_flag("-v,--verbose", run.verbose, "print libbpf's messages");
+  run_cmd->add_option("command", run.command, "the command to trace, after --")->required();
+  run_cmd->prefix_command(false);
+
+  bool layers_verbose = false;
+  auto* layers_cmd = app.add_subcommand("layers", "list every layer, whether it is live here, and its hooks");
+  layers_cmd->add_flag("-v,--verbose", layers_verbose, "print libbpf's messages");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "datacrumbs: %s\n", e.what());
+    return 2;
+  }
+
+  if (*run_cmd) {
+    auto code = dc::run_traced(run);
+    return code ? *code : report(code.error());
+  }
+  auto code = dc::list_layers(layers_verbose);
+  return code ? *code : report(code.error());
+}

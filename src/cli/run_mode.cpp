@@ -1,0 +1,127 @@
+#include "cli/run_mode.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <optional>
+
+#include "cli/child_process.h"
+#include "cli/output_files.h"
+#include "collect/collector.h"
+#include "collect/decoder.h"
+#include "core/clock.h"
+#include "probe/session.h"
+#include "probe/system_checks.h"
+#include "sink/pfw_writer.h"
+#include "sink/summary.h"
+
+namespace dc {
+
+namespace {
+
+std::string host_name()
+{
+  char buf[256] = {};
+  gethostname(buf, sizeof(buf) - 1);
+  return buf;
+}
+
+// Removes the trace file if the run fails before the command starts.
+struct unlink_unless_kept {
+  std::string path;
+  bool keep = false;
+  ~unlink_unless_kept()
+  {
+    if (!keep)
+      ::unlink(path.c_str());
+  }
+};
+
+void print_summary(const std::string& text, const run_options& options, int exit_code)
+{
+  std::string cmd;
+  for (const auto& a : options.command)
+    cmd += (cmd.empty() ? "" : " ") + a;
+  std::fprintf(stderr, "datacrumbs: '%s' exited with %d\n%s", cmd.c_str(), exit_code, text.c_str());
+}
+
+}  // namespace
+
+result<int> run_traced(const run_options& options)
+{
+  auto executable = resolve_command(options.command.front());
+  if (!executable)
+    return std::unexpected(executable.error());
+  if (auto privileged = check_bpf_privileges(); !privileged)
+    return std::unexpected(privileged.error());
+
+  std::string trace_path = options.trace_path.empty() ? default_trace_path(options.command.front())
+                                                      : options.trace_path;
+  auto trace_file = gzip_member_writer::create(trace_path);
+  if (!trace_file)
+    return std::unexpected(trace_file.error());
+  unlink_unless_kept trace_guard{trace_path};
+  std::optional<pending_file> summary_file;
+  if (!options.summary_path.empty()) {
+    auto reserved = pending_file::reserve(options.summary_path);
+    if (!reserved)
+      return std::unexpected(reserved.error());
+    summary_file.emplace(std::move(*reserved));
+  }
+
+  auto probes = session::open({options.ring_bytes, options.verbose});
+  if (!probes)
+    return std::unexpected(probes.error());
+  for (const auto& note : (*probes)->notes())
+    std::fprintf(stderr, "datacrumbs: %s\n", note.c_str());
+
+  auto child = spawn_paused(*executable, options.command);
+  if (!child)
+    return std::unexpected(child.error());
+  forward_signals_to(child->pid);
+  pfw_writer writer(std::move(*trace_file), host_name(), static_cast<uint32_t>(child->pid));
+  summary_builder summary;
+  decoder dec(measure_clock_offset(), {&writer, &summary});
+  dec.snapshot_fds(static_cast<uint32_t>(child->pid));
+  if (auto armed = (*probes)->arm(static_cast<uint32_t>(child->pid)); !armed) {
+    kill(child->pid, SIGKILL);
+    wait_for_exit(child->pid);
+    return std::unexpected(armed.error());
+  }
+  auto running = collector::start((*probes)->ring_fd(), dec, &writer);
+  if (!running) {
+    kill(child->pid, SIGKILL);
+    wait_for_exit(child->pid);
+    return std::unexpected(running.error());
+  }
+  trace_guard.keep = true;
+
+  auto released = release(*child, options.command.front());
+  int exit_code = wait_for_exit(child->pid);
+  (*probes)->disarm(static_cast<uint32_t>(child->pid));
+  auto drained = (*running)->stop();
+  loss_counts lost = (*probes)->losses();
+  auto finished = writer.finish(lost);
+  if (!released)
+    return std::unexpected(released.error());
+  if (!drained)
+    return std::unexpected(drained.error());
+  if (!finished)
+    return std::unexpected(finished.error());
+
+  run_facts facts{options.command, exit_code, writer.events_written(), lost, trace_path};
+  const process_table& processes = dec.state().processes;
+  if (summary_file) {
+    auto written = summary_file->commit(summary_json(summary, processes, facts).dump(2) + "\n");
+    if (!written)
+      return std::unexpected(written.error());
+  }
+  print_summary(summary_text(summary, processes, facts), options, exit_code);
+  if (dec.malformed())
+    std::fprintf(stderr, "datacrumbs: %llu malformed records were skipped\n",
+                 static_cast<unsigned long long>(dec.malformed()));
+  return exit_code;
+}
+
+}  // namespace dc

@@ -1,0 +1,22 @@
+// `datacrumbs run`: trace a command tree from its exec to its exit.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace dc {
+
+struct run_options {
+  std::string trace_path;    // empty: a default name in the current directory
+  std::string summary_path;  // empty: no JSON summary
+  std::vector<std::string> command;
+  uint64_t ring_bytes = 64ull << 20;
+  bool verbose = false;
+};
+
+// Returns the exit code the tool should exit with: the command's, as a shell reports it.
+result<int> run_traced(const run_options& options);
+
+}  // namespace dc

@@ -1,0 +1,122 @@
+#include "collect/collector.h"
+
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+namespace dc {
+
+namespace {
+constexpr size_t batch_bytes = 1 << 20;
+}
+
+result<std::unique_ptr<collector>> collector::start(int ring_fd, decoder& dec, pfw_writer* writer)
+{
+  std::unique_ptr<collector> c(new collector(dec, writer));
+  c->ring_ = ring_buffer__new(ring_fd, &collector::on_record, c.get(), nullptr);
+  if (!c->ring_)
+    return fail(std::string("cannot open the event ring: ") + std::strerror(errno));
+  c->batch_.reserve(batch_bytes + 4096);
+  c->formatter_ = std::thread(&collector::format_loop, c.get());
+  c->consumer_ = std::thread(&collector::consume_loop, c.get());
+  return c;
+}
+
+collector::~collector()
+{
+  if (consumer_.joinable() || formatter_.joinable())
+    (void)stop();
+  if (ring_)
+    ring_buffer__free(ring_);
+}
+
+int collector::on_record(void* ctx, void* data, size_t size)
+{
+  auto* self = static_cast<collector*>(ctx);
+  auto& b = self->batch_;
+  uint32_t len = static_cast<uint32_t>(size);
+  size_t at = b.size();
+  size_t padded = (size + 7) & ~size_t{7};
+  b.resize(at + sizeof(uint64_t) + padded);
+  std::memcpy(b.data() + at, &len, sizeof(len));
+  std::memcpy(b.data() + at + sizeof(uint64_t), data, size);
+  if (b.size() >= batch_bytes)
+    self->hand_over_batch();
+  return 0;
+}
+
+void collector::hand_over_batch()
+{
+  if (batch_.empty())
+    return;
+  std::vector<char> next;
+  next.reserve(batch_bytes + 4096);
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(batch_));
+  }
+  ready_.notify_one();
+  batch_ = std::move(next);
+}
+
+void collector::consume_loop()
+{
+  while (!stopping_.load(std::memory_order_acquire)) {
+    ring_buffer__poll(ring_, poll_interval_ms);
+    ring_buffer__consume(ring_);
+    hand_over_batch();
+  }
+  ring_buffer__consume(ring_);  // whatever arrived before stop
+  hand_over_batch();
+  {
+    std::lock_guard lock(mutex_);
+    consumer_done_ = true;
+  }
+  ready_.notify_one();
+}
+
+void collector::format_loop()
+{
+  for (;;) {
+    std::vector<char> batch;
+    bool done = false;
+    {
+      std::unique_lock lock(mutex_);
+      ready_.wait_for(lock, std::chrono::milliseconds(poll_interval_ms),
+                      [&] { return !queue_.empty() || consumer_done_; });
+      if (!queue_.empty()) {
+        batch = std::move(queue_.front());
+        queue_.pop_front();
+      } else {
+        done = consumer_done_;
+      }
+    }
+    for (size_t at = 0; at + sizeof(uint64_t) <= batch.size();) {
+      uint32_t len;
+      std::memcpy(&len, batch.data() + at, sizeof(len));
+      decoder_.decode(batch.data() + at + sizeof(uint64_t), len);
+      at += sizeof(uint64_t) + ((len + 7) & ~size_t{7});
+    }
+    if (writer_ && sink_status_) {
+      auto flushed = writer_->maybe_flush(std::chrono::steady_clock::now());
+      if (!flushed)
+        sink_status_ = flushed;
+    }
+    if (done)
+      return;
+  }
+}
+
+result<> collector::stop()
+{
+  stopping_.store(true, std::memory_order_release);
+  if (consumer_.joinable())
+    consumer_.join();
+  if (formatter_.joinable())
+    formatter_.join();
+  return sink_status_;
+}
+
+}  // namespace dc

@@ -1,0 +1,152 @@
+#include "collect/decoder.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "sink/pfw_writer.h"
+#include "sink/summary.h"
+
+namespace dc {
+
+decoder::decoder(clock_offset clock, event_sinks sinks) : sinks_(sinks) { state_.clock = clock; }
+
+void decoder::decode(const void* data, size_t size)
+{
+  dc_record_header h;
+  if (size < sizeof(h)) {
+    ++malformed_;
+    return;
+  }
+  std::memcpy(&h, data, sizeof(h));
+  switch (h.kind) {
+  case DC_REC_SYSCALL:
+    if (size >= sizeof(dc_syscall_event)) {
+      dc_syscall_event ev;
+      std::memcpy(&ev, data, sizeof(ev));
+      decode_syscall(ev);
+      return;
+    }
+    break;
+  case DC_REC_FILE_NAME:
+  case DC_REC_CALL_PATH:
+    if (size >= offsetof(dc_path_record, data) && size <= sizeof(dc_path_record)) {
+      decode_path(*static_cast<const dc_path_record*>(data), size);
+      return;
+    }
+    break;
+  case DC_REC_TASK:
+    if (size >= sizeof(dc_task_event)) {
+      decode_task(*static_cast<const dc_task_event*>(data));
+      return;
+    }
+    break;
+  default: break;
+  }
+  ++malformed_;
+}
+
+std::string join_components(std::string_view leaf_first)
+{
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (start < leaf_first.size()) {
+    size_t end = leaf_first.find('\0', start);
+    if (end == std::string_view::npos)
+      end = leaf_first.size();
+    if (end > start)
+      parts.push_back(leaf_first.substr(start, end - start));
+    start = end + 1;
+  }
+  std::string path;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    if (*it == "/")
+      continue;  // the root dentry of a pseudo filesystem is named "/"
+    path.push_back('/');
+    path.append(*it);
+  }
+  return path.empty() ? "/" : path;
+}
+
+std::string resolve_path(std::string_view raw, std::string_view base)
+{
+  std::filesystem::path p(raw);
+  if (!p.is_absolute())
+    p = std::filesystem::path(base.empty() ? "/" : base) / p;
+  std::string s = p.lexically_normal().string();
+  if (s.size() > 1 && s.back() == '/')
+    s.pop_back();
+  return s;
+}
+
+std::string fallback_name(const dc_file_ref& ref)
+{
+  std::string ino = std::to_string(ref.ino);
+  switch (ref.mode & S_IFMT) {
+  case S_IFSOCK: return "socket:[" + ino + "]";
+  case S_IFIFO: return "pipe:[" + ino + "]";
+  default:
+    return "anon:[" + std::to_string(ref.dev >> 20) + ":" + std::to_string(ref.dev & 0xfffff) + ":" +
+           ino + "]";
+  }
+}
+
+void decoder::decode_path(const dc_path_record& rec, size_t size)
+{
+  size_t len = std::min<size_t>({rec.len, size - offsetof(dc_path_record, data), sizeof(rec.data)});
+  std::string_view data(rec.data, len);
+  if (rec.hdr.kind == DC_REC_FILE_NAME) {
+    std::string path = join_components(data);
+    // Sockets, pipes and other pseudo files have no path: name them as /proc does.
+    if (path == "/" && (rec.file.mode & S_IFMT) != S_IFDIR)
+      path = fallback_name(rec.file);
+    if (rec.truncated)
+      path = "..." + path;
+    state_.files.name({rec.file.dev, rec.file.ino}, state_.names.add(path));
+    return;
+  }
+  size_t raw_len = std::min<size_t>(rec.raw_len, len);
+  std::string_view raw = data.substr(0, raw_len);
+  if (!raw.empty() && raw.back() == '\0')
+    raw.remove_suffix(1);
+  std::string base = raw.starts_with('/') ? std::string() : join_components(data.substr(raw_len));
+  std::string path = resolve_path(raw, base);
+  state_.call_paths[rec.hdr.tid][rec.slot & 1] = state_.names.add(path);
+}
+
+void decoder::snapshot_fds(uint32_t pid)
+{
+  std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* d = opendir(dir.c_str());
+  if (!d)
+    return;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.')
+      continue;
+    std::string link = dir + "/" + e->d_name;
+    char target[4096];
+    ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+    struct stat st{};
+    if (n <= 0 || stat(link.c_str(), &st) != 0)
+      continue;
+    file_key key{kernel_dev(major(st.st_dev), minor(st.st_dev)), st.st_ino};
+    if (!state_.files.find(key))
+      state_.files.name(key, state_.names.add(std::string_view(target, static_cast<size_t>(n))));
+  }
+  closedir(d);
+}
+
+void decoder::emit(const trace_event& ev)
+{
+  if (sinks_.trace)
+    sinks_.trace->write_event(ev, {state_.names, state_.processes});
+  if (sinks_.summary)
+    sinks_.summary->add(ev);
+}
+
+}  // namespace dc

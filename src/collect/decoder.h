@@ -1,0 +1,72 @@
+// Turns raw ring records into trace events. One decoder per record kind (syscall, path, task);
+// this class dispatches and owns the state they share: names, files and processes.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "core/clock.h"
+#include "core/event.h"
+#include "core/names.h"
+
+extern "C" {
+#include "events.h"
+}
+
+namespace dc {
+
+class pfw_writer;
+class summary_builder;
+
+struct event_sinks {
+  pfw_writer* trace = nullptr;
+  summary_builder* summary = nullptr;
+};
+
+struct decode_state {
+  clock_offset clock;
+  name_table names;
+  file_table files;
+  process_table processes;
+  // Path arguments (by slot) waiting for the next syscall event of a thread.
+  std::unordered_map<uint32_t, std::array<uint64_t, 2>> call_paths;
+};
+
+class decoder {
+ public:
+  decoder(clock_offset clock, event_sinks sinks);
+
+  // Decodes one ring record; records too short for their kind are counted, not trusted.
+  void decode(const void* data, size_t size);
+
+  // Names the files a process holds open now (its /proc/PID/fd), for fds opened before tracing.
+  void snapshot_fds(uint32_t pid);
+
+  decode_state& state() { return state_; }
+  uint64_t malformed() const { return malformed_; }
+
+ private:
+  void decode_syscall(const dc_syscall_event& ev);
+  void decode_path(const dc_path_record& rec, size_t size);
+  void decode_task(const dc_task_event& ev);
+  void emit(const trace_event& ev);
+  uint64_t file_hash(const dc_file_ref& ref, uint32_t tgid, int64_t fd);
+
+  decode_state state_;
+  event_sinks sinks_;
+  uint64_t malformed_ = 0;
+};
+
+// "/a/b/c" from the leaf-first, NUL-separated components a BPF path walk produces.
+std::string join_components(std::string_view leaf_first);
+
+// A name for a file no path names: sockets and pipes as /proc shows them, others by identity.
+std::string fallback_name(const dc_file_ref& ref);
+
+// The absolute, lexically normal path of `raw`, relative to `base` when it is not absolute.
+std::string resolve_path(std::string_view raw, std::string_view base);
+
+}  // namespace dc

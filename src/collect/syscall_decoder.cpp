@@ -1,0 +1,97 @@
+// Decoder of the system-call layer (cat POSIX): raw arguments become named args, files become
+// path hashes, and a positive return value of a data-moving call becomes bytes.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "collect/decoder.h"
+#include "core/syscall_table.h"
+
+namespace dc {
+
+namespace {
+
+int64_t shown_value(uint64_t raw, arg_format format)
+{
+  switch (format) {
+  case arg_format::i32: return static_cast<int32_t>(raw);
+  case arg_format::u64:
+  case arg_format::i64: return static_cast<int64_t>(raw);
+  }
+  return static_cast<int64_t>(raw);
+}
+
+}  // namespace
+
+uint64_t decoder::file_hash(const dc_file_ref& ref, uint32_t tgid, int64_t fd)
+{
+  if (ref.mode == 0)
+    return 0;
+  file_key key{ref.dev, ref.ino};
+  if (auto known = state_.files.find(key))
+    return *known;
+  // Opened before tracing or by a call we do not see: ask /proc while the process lives,
+  // and accept the answer only if it is the same file.
+  std::string name;
+  if (fd >= 0 && (ref.mode & S_IFMT) != S_IFSOCK) {
+    std::string link = "/proc/" + std::to_string(tgid) + "/fd/" + std::to_string(fd);
+    char target[4096];
+    struct stat st{};
+    ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+    if (n > 0 && stat(link.c_str(), &st) == 0 && st.st_ino == ref.ino &&
+        kernel_dev(major(st.st_dev), minor(st.st_dev)) == ref.dev)
+      name.assign(target, static_cast<size_t>(n));
+  }
+  if (name.empty())
+    name = fallback_name(ref);
+  uint64_t h = state_.names.add(name);
+  state_.files.name(key, h);
+  return h;
+}
+
+void decoder::decode_syscall(const dc_syscall_event& raw)
+{
+  const syscall_info* info = find_syscall(raw.nr);
+  if (!info) {
+    ++malformed_;
+    return;
+  }
+  trace_event ev;
+  ev.name = info->name;
+  ev.category = "POSIX";
+  ev.pid = raw.hdr.tgid;
+  ev.tid = raw.hdr.tid;
+  us_span span = to_span(raw.hdr.ts_ns, raw.dur_ns, state_.clock);
+  ev.ts_us = span.ts_us;
+  ev.dur_us = span.dur_us;
+  for (const shown_arg& a : info->args)
+    if (!a.key.empty())
+      ev.add_arg(a.key, shown_value(raw.args[a.index], a.format));
+  ev.add_arg("ret", raw.ret);
+  if (info->ret_is_bytes && raw.ret > 0)
+    ev.bytes = static_cast<uint64_t>(raw.ret);
+
+  const dc_syscall_spec& spec = info->spec;
+  auto fd_of = [&](int8_t index) -> int64_t {
+    if (index == DC_ARG_RET)
+      return raw.ret;
+    return index >= 0 && index < 6 ? static_cast<int32_t>(raw.args[index]) : -1;
+  };
+  ev.fhash = file_hash(raw.file_a, raw.hdr.tgid, fd_of(spec.fd_a));
+  ev.fhash2 = file_hash(raw.file_b, raw.hdr.tgid, fd_of(spec.fd_b));
+  if (spec.path_a != DC_ARG_NONE || spec.path_b != DC_ARG_NONE) {
+    auto pending = state_.call_paths.find(raw.hdr.tid);
+    if (pending != state_.call_paths.end()) {
+      if (!ev.fhash)
+        ev.fhash = pending->second[0];
+      if (!ev.fhash2)
+        ev.fhash2 = pending->second[1];
+      state_.call_paths.erase(pending);
+    }
+  }
+  emit(ev);
+}
+
+}  // namespace dc

@@ -1,0 +1,35 @@
+// The decoded event every layer's decoder produces and every sink consumes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace dc {
+
+struct event_arg {
+  std::string_view key;
+  int64_t value;
+};
+
+struct trace_event {
+  std::string_view name;      // the operation: "pread64", "write", ...
+  std::string_view category;  // the layer: "POSIX", ...
+  uint32_t pid = 0;           // TGID
+  uint32_t tid = 0;           // TID
+  uint64_t ts_us = 0;         // epoch microseconds
+  uint64_t dur_us = 0;
+  uint64_t bytes = 0;         // data moved, for layers that move data
+  uint64_t fhash = 0;         // 0: no file
+  uint64_t fhash2 = 0;        // second file (rename target, sendfile input, ...)
+  std::array<event_arg, 8> args{};
+  uint8_t arg_count = 0;
+
+  void add_arg(std::string_view key, int64_t value)
+  {
+    if (arg_count < args.size())
+      args[arg_count++] = {key, value};
+  }
+};
+
+}  // namespace dc

@@ -1,0 +1,183 @@
+#include "core/syscall_table.h"
+
+#include <sys/syscall.h>
+
+#include <vector>
+
+namespace dc {
+
+namespace {
+
+constexpr int8_t none = DC_ARG_NONE;
+constexpr int8_t ret_fd = DC_ARG_RET;
+constexpr auto uns = arg_format::u64;
+constexpr auto i32 = arg_format::i32;
+
+// spec fields: traced, fd_a, fd_b, fd_at_entry, path_a, path_b, dirfd_a, dirfd_b
+constexpr dc_syscall_spec fd_call(int8_t fd) { return {1, fd, none, 0, none, none, none, none}; }
+constexpr dc_syscall_spec no_file() { return {1, none, none, 0, none, none, none, none}; }
+constexpr dc_syscall_spec path_call(int8_t path, int8_t dirfd = none)
+{
+  return {1, none, none, 0, path, none, dirfd, none};
+}
+constexpr dc_syscall_spec open_call(int8_t path, int8_t dirfd = none)
+{
+  return {1, ret_fd, none, 0, path, none, dirfd, none};
+}
+constexpr dc_syscall_spec two_fds(int8_t a, int8_t b) { return {1, a, b, 0, none, none, none, none}; }
+constexpr dc_syscall_spec two_paths(int8_t a, int8_t b, int8_t dirfd_a = none, int8_t dirfd_b = none)
+{
+  return {1, none, none, 0, a, b, dirfd_a, dirfd_b};
+}
+
+constexpr shown_arg fd0{"fd", 0, i32};
+
+#define DC_SYSCALL(name, ...) syscall_info{SYS_##name, #name, __VA_ARGS__}
+
+std::vector<syscall_info> build_table()
+{
+  std::vector<syscall_info> t = {
+#ifdef SYS_open
+      DC_SYSCALL(open, open_call(0), {{{"flags", 1}, {"mode", 2}}}, false),
+#endif
+      DC_SYSCALL(openat, open_call(1, 0), {{{"dirfd", 0, i32}, {"flags", 2}, {"mode", 3}}}, false),
+      DC_SYSCALL(openat2, open_call(1, 0), {{{"dirfd", 0, i32}}}, false),
+#ifdef SYS_creat
+      DC_SYSCALL(creat, open_call(0), {{{"mode", 1}}}, false),
+#endif
+      DC_SYSCALL(close, {1, 0, none, 1, none, none, none, none}, {{fd0}}, false),
+      DC_SYSCALL(close_range, no_file(), {{{"fd", 0, i32}, {"max_fd", 1, uns}, {"flags", 2}}}, false),
+      DC_SYSCALL(read, fd_call(0), {{fd0, {"count", 2, uns}}}, true),
+      DC_SYSCALL(write, fd_call(0), {{fd0, {"count", 2, uns}}}, true),
+      DC_SYSCALL(pread64, fd_call(0), {{fd0, {"count", 2, uns}, {"offset", 3}}}, true),
+      DC_SYSCALL(pwrite64, fd_call(0), {{fd0, {"count", 2, uns}, {"offset", 3}}}, true),
+      DC_SYSCALL(readv, fd_call(0), {{fd0, {"iovcnt", 2}}}, true),
+      DC_SYSCALL(writev, fd_call(0), {{fd0, {"iovcnt", 2}}}, true),
+      DC_SYSCALL(preadv, fd_call(0), {{fd0, {"iovcnt", 2}, {"offset", 3}}}, true),
+      DC_SYSCALL(pwritev, fd_call(0), {{fd0, {"iovcnt", 2}, {"offset", 3}}}, true),
+      DC_SYSCALL(preadv2, fd_call(0), {{fd0, {"iovcnt", 2}, {"offset", 3}, {"flags", 5}}}, true),
+      DC_SYSCALL(pwritev2, fd_call(0), {{fd0, {"iovcnt", 2}, {"offset", 3}, {"flags", 5}}}, true),
+      DC_SYSCALL(lseek, fd_call(0), {{fd0, {"offset", 1}, {"whence", 2}}}, false),
+      DC_SYSCALL(fsync, fd_call(0), {{fd0}}, false),
+      DC_SYSCALL(fdatasync, fd_call(0), {{fd0}}, false),
+      DC_SYSCALL(sync, no_file(), {}, false),
+      DC_SYSCALL(syncfs, fd_call(0), {{fd0}}, false),
+      DC_SYSCALL(sync_file_range, fd_call(0), {{fd0, {"offset", 1}, {"count", 2}, {"flags", 3}}}, false),
+      DC_SYSCALL(fallocate, fd_call(0), {{fd0, {"mode", 1}, {"offset", 2}, {"length", 3}}}, false),
+      DC_SYSCALL(ftruncate, fd_call(0), {{fd0, {"length", 1}}}, false),
+      DC_SYSCALL(truncate, path_call(0), {{{"length", 1}}}, false),
+#ifdef SYS_stat
+      DC_SYSCALL(stat, path_call(0), {}, false),
+      DC_SYSCALL(lstat, path_call(0), {}, false),
+#endif
+      DC_SYSCALL(fstat, fd_call(0), {{fd0}}, false),
+      DC_SYSCALL(newfstatat, path_call(1, 0), {{{"dirfd", 0, i32}, {"flags", 3}}}, false),
+      DC_SYSCALL(statx, path_call(1, 0), {{{"dirfd", 0, i32}, {"flags", 2}, {"mask", 3, uns}}}, false),
+#ifdef SYS_access
+      DC_SYSCALL(access, path_call(0), {{{"mode", 1}}}, false),
+#endif
+      DC_SYSCALL(faccessat, path_call(1, 0), {{{"dirfd", 0, i32}, {"mode", 2}}}, false),
+      DC_SYSCALL(faccessat2, path_call(1, 0), {{{"dirfd", 0, i32}, {"mode", 2}, {"flags", 3}}}, false),
+#ifdef SYS_unlink
+      DC_SYSCALL(unlink, path_call(0), {}, false),
+#endif
+      DC_SYSCALL(unlinkat, path_call(1, 0), {{{"dirfd", 0, i32}, {"flags", 2}}}, false),
+#ifdef SYS_rename
+      DC_SYSCALL(rename, two_paths(0, 1), {}, false),
+#endif
+      DC_SYSCALL(renameat, two_paths(1, 3, 0, 2), {}, false),
+      DC_SYSCALL(renameat2, two_paths(1, 3, 0, 2), {{{"flags", 4}}}, false),
+#ifdef SYS_mkdir
+      DC_SYSCALL(mkdir, path_call(0), {{{"mode", 1}}}, false),
+#endif
+      DC_SYSCALL(mkdirat, path_call(1, 0), {{{"dirfd", 0, i32}, {"mode", 2}}}, false),
+#ifdef SYS_rmdir
+      DC_SYSCALL(rmdir, path_call(0), {}, false),
+#endif
+#ifdef SYS_readlink
+      DC_SYSCALL(readlink, path_call(0), {{{"count", 2, uns}}}, false),
+#endif
+      DC_SYSCALL(readlinkat, path_call(1, 0), {{{"dirfd", 0, i32}, {"count", 3, uns}}}, false),
+#ifdef SYS_link
+      DC_SYSCALL(link, two_paths(0, 1), {}, false),
+      DC_SYSCALL(symlink, path_call(1), {}, false),
+#endif
+      DC_SYSCALL(linkat, two_paths(1, 3, 0, 2), {{{"flags", 4}}}, false),
+      DC_SYSCALL(symlinkat, path_call(2, 1), {}, false),
+      DC_SYSCALL(chdir, path_call(0), {}, false),
+      DC_SYSCALL(fchdir, fd_call(0), {{fd0}}, false),
+      DC_SYSCALL(statfs, path_call(0), {}, false),
+      DC_SYSCALL(fstatfs, fd_call(0), {{fd0}}, false),
+      DC_SYSCALL(fadvise64, fd_call(0), {{fd0, {"offset", 1}, {"length", 2}, {"advice", 3}}}, false),
+      DC_SYSCALL(readahead, fd_call(0), {{fd0, {"offset", 1}, {"count", 2, uns}}}, false),
+#ifdef SYS_pipe
+      DC_SYSCALL(pipe, no_file(), {}, false),
+#endif
+      DC_SYSCALL(pipe2, no_file(), {{{"flags", 1}}}, false),
+      DC_SYSCALL(socket, {1, ret_fd, none, 0, none, none, none, none}, {{{"domain", 0}, {"type", 1}, {"protocol", 2}}}, false),
+      DC_SYSCALL(connect, fd_call(0), {{fd0}}, false),
+      DC_SYSCALL(bind, fd_call(0), {{fd0}}, false),
+      DC_SYSCALL(listen, fd_call(0), {{fd0, {"backlog", 1}}}, false),
+#ifdef SYS_accept
+      DC_SYSCALL(accept, {1, ret_fd, none, 0, none, none, none, none}, {{fd0}}, false),
+#endif
+      DC_SYSCALL(accept4, {1, ret_fd, none, 0, none, none, none, none}, {{fd0, {"flags", 3}}}, false),
+      DC_SYSCALL(shutdown, fd_call(0), {{fd0, {"how", 1}}}, false),
+      DC_SYSCALL(getdents64, fd_call(0), {{fd0, {"count", 2, uns}}}, false),
+      DC_SYSCALL(mmap, fd_call(4), {{{"fd", 4, i32}, {"length", 1, uns}, {"prot", 2}, {"flags", 3}}}, false),
+      DC_SYSCALL(munmap, no_file(), {{{"length", 1, uns}}}, false),
+      DC_SYSCALL(msync, no_file(), {{{"length", 1, uns}, {"flags", 2}}}, false),
+      DC_SYSCALL(dup, fd_call(0), {{fd0}}, false),
+#ifdef SYS_dup2
+      DC_SYSCALL(dup2, fd_call(0), {{fd0, {"newfd", 1, i32}}}, false),
+#endif
+      DC_SYSCALL(dup3, fd_call(0), {{fd0, {"newfd", 1, i32}, {"flags", 2}}}, false),
+      DC_SYSCALL(fcntl, fd_call(0), {{fd0, {"cmd", 1}, {"arg", 2}}}, false),
+#ifdef SYS_sendfile
+      DC_SYSCALL(sendfile, two_fds(0, 1), {{{"fd", 0, i32}, {"in_fd", 1, i32}, {"count", 3, uns}}}, true),
+#endif
+      DC_SYSCALL(splice, two_fds(0, 2), {{{"fd", 0, i32}, {"out_fd", 2, i32}, {"count", 4, uns}, {"flags", 5}}}, true),
+      DC_SYSCALL(copy_file_range, two_fds(0, 2),
+                 {{{"fd", 0, i32}, {"out_fd", 2, i32}, {"count", 4, uns}, {"flags", 5}}}, true),
+      DC_SYSCALL(io_uring_enter, fd_call(0), {{fd0, {"to_submit", 1}, {"min_complete", 2}, {"flags", 3}}},
+                 false),
+      DC_SYSCALL(sendto, fd_call(0), {{fd0, {"count", 2, uns}, {"flags", 3}}}, true),
+      DC_SYSCALL(recvfrom, fd_call(0), {{fd0, {"count", 2, uns}, {"flags", 3}}}, true),
+      DC_SYSCALL(sendmsg, fd_call(0), {{fd0, {"flags", 2}}}, true),
+      DC_SYSCALL(recvmsg, fd_call(0), {{fd0, {"flags", 2}}}, true),
+      DC_SYSCALL(sendmmsg, fd_call(0), {{fd0, {"vlen", 2}, {"flags", 3}}}, false),
+      DC_SYSCALL(recvmmsg, fd_call(0), {{fd0, {"vlen", 2}, {"flags", 3}}}, false),
+  };
+  return t;
+}
+
+#undef DC_SYSCALL
+
+const std::vector<syscall_info>& table()
+{
+  static const std::vector<syscall_info> t = build_table();
+  return t;
+}
+
+const std::array<const syscall_info*, DC_MAX_SYSCALL_NR>& by_number()
+{
+  static const auto index = [] {
+    std::array<const syscall_info*, DC_MAX_SYSCALL_NR> a{};
+    for (const auto& s : table())
+      if (s.nr >= 0 && s.nr < DC_MAX_SYSCALL_NR)
+        a[s.nr] = &s;
+    return a;
+  }();
+  return index;
+}
+
+}  // namespace
+
+std::span<const syscall_info> traced_syscalls() { return table(); }
+
+const syscall_info* find_syscall(uint32_t nr)
+{
+  return nr < DC_MAX_SYSCALL_NR ? by_number()[nr] : nullptr;
+}
+
+}  // namespace dc

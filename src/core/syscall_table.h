@@ -1,0 +1,40 @@
+// The system calls the POSIX layer traces: for each, its kernel name, which arguments are files
+// or paths (this fills the BPF spec map), which arguments the trace shows, and whether its
+// return value is a byte count. One table, read by both the probe and the decoder.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+extern "C" {
+#include "events.h"
+}
+
+namespace dc {
+
+// How an argument is shown in the trace's args.
+enum class arg_format : uint8_t { i64, u64, i32 };
+
+struct shown_arg {
+  std::string_view key;  // "fd", "count", "offset", ...
+  int8_t index;          // syscall argument index 0..5
+  arg_format format = arg_format::i64;
+};
+
+struct syscall_info {
+  int nr;
+  std::string_view name;
+  dc_syscall_spec spec;
+  std::array<shown_arg, 4> args;  // key empty = unused
+  bool ret_is_bytes;              // a positive return value is bytes moved
+};
+
+// Every traced system call known on this architecture.
+std::span<const syscall_info> traced_syscalls();
+
+// The entry for a syscall number, or nullptr when it is not traced.
+const syscall_info* find_syscall(uint32_t nr);
+
+}  // namespace dc

@@ -1,0 +1,64 @@
+#include "probe/layer.h"
+
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace dc {
+
+layer::~layer()
+{
+  for (bpf_link* l : links_)
+    bpf_link__destroy(l);
+}
+
+namespace {
+
+std::string hook_name(const bpf_program* prog)
+{
+  std::string sec = bpf_program__section_name(prog);
+  return sec;
+}
+
+}  // namespace
+
+layer_report layer::attach()
+{
+  layer_report r{std::string(name()), std::string(category()), true, {}, {}};
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, object())
+  {
+    if (!bpf_program__autoload(prog))
+      continue;
+    bpf_link* link = bpf_program__attach(prog);
+    if (!link) {
+      r.live = false;
+      if (!r.why.empty())
+        r.why += "; ";
+      r.why += hook_name(prog) + ": " + std::strerror(errno);
+      continue;
+    }
+    links_.push_back(link);
+    r.hooks.push_back(hook_name(prog));
+  }
+  return r;
+}
+
+result<> reuse_shared_maps(bpf_object* obj, const shared_maps& maps)
+{
+  struct {
+    const char* name;
+    int fd;
+  } shared[] = {{"dc_events", maps.events_fd}, {"dc_traced", maps.traced_fd}, {"dc_lost", maps.lost_fd}};
+  for (const auto& m : shared) {
+    bpf_map* map = bpf_object__find_map_by_name(obj, m.name);
+    if (!map)
+      continue;
+    if (int err = bpf_map__reuse_fd(map, m.fd); err)
+      return fail(std::string("cannot share map ") + m.name + ": " + std::strerror(-err));
+  }
+  return {};
+}
+
+}  // namespace dc

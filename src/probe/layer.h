@@ -1,0 +1,56 @@
+// A layer is one BPF object (bpf/<name>.bpf.c) plus its decoder. Every layer loads onto the
+// maps the session shares (ring, traced set, loss counters) and reports what it attached.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+struct bpf_object;
+struct bpf_link;
+struct bpf_map;
+
+namespace dc {
+
+struct layer_report {
+  std::string name;
+  std::string category;
+  bool live = false;
+  std::vector<std::string> hooks;  // "tp_btf/sys_enter", ...
+  std::string why;                 // why it is not live, when it is not
+};
+
+struct shared_maps {
+  int events_fd = -1;
+  int traced_fd = -1;
+  int lost_fd = -1;
+  uint64_t wake_mark = 0;
+};
+
+class layer {
+ public:
+  virtual ~layer();
+  virtual std::string_view name() const = 0;
+  virtual std::string_view category() const = 0;
+  // Opens the object, points its shared maps at `maps`, configures and loads it.
+  virtual result<> load(const shared_maps& maps) = 0;
+  // Attaches every program of the loaded object, one by one.
+  layer_report attach();
+
+ protected:
+  virtual bpf_object* object() = 0;
+
+ private:
+  std::vector<bpf_link*> links_;
+};
+
+// Points an object's copy of the shared maps at the session's maps before load.
+result<> reuse_shared_maps(bpf_object* obj, const shared_maps& maps);
+
+// Every layer, in the order they load.
+std::vector<std::unique_ptr<layer>> make_layers();
+
+}  // namespace dc

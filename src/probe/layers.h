@@ -1,0 +1,12 @@
+// The layer registry: one constructor per layer, listed once in layers.cpp.
+#pragma once
+
+#include <memory>
+
+#include "probe/layer.h"
+
+namespace dc {
+
+std::unique_ptr<layer> make_syscall_layer();
+
+}  // namespace dc

@@ -1,0 +1,126 @@
+#include "probe/session.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "probe/system_checks.h"
+#include "process.skel.h"
+
+extern "C" {
+#include "events.h"
+}
+
+namespace dc {
+
+namespace {
+
+bool g_verbose = false;
+
+int libbpf_log(enum libbpf_print_level level, const char* fmt, va_list args)
+{
+  (void)level;  // failures surface through our own error values; details only when verbose
+  return g_verbose ? vfprintf(stderr, fmt, args) : 0;
+}
+
+}  // namespace
+
+result<std::unique_ptr<session>> session::open(const session_options& options)
+{
+  g_verbose = options.verbose;
+  libbpf_set_print(libbpf_log);
+  if (auto privileged = check_bpf_privileges(); !privileged)
+    return std::unexpected(privileged.error());
+  std::unique_ptr<session> s(new session());
+  auto tracefs = ensure_tracefs();
+  if (!tracefs)
+    s->notes_.push_back(tracefs.error().message);
+  else if (!tracefs->empty())
+    s->notes_.push_back(*tracefs);
+
+  if (auto ok = s->open_process_tracking(options); !ok)
+    return std::unexpected(ok.error());
+  for (auto& l : make_layers()) {
+    if (auto loaded = l->load(s->maps_); !loaded) {
+      s->reports_.push_back({std::string(l->name()), std::string(l->category()), false, {},
+                             loaded.error().message});
+      continue;
+    }
+    s->reports_.push_back(l->attach());
+    s->layers_.push_back(std::move(l));
+  }
+  for (const layer_report& r : s->reports_)
+    if (r.name == "syscall" && !r.live)
+      return fail("the system-call layer could not attach: " + r.why);
+  return s;
+}
+
+result<> session::open_process_tracking(const session_options& options)
+{
+  process_ = process_bpf__open();
+  if (!process_)
+    return fail(std::string("cannot open the process BPF object: ") + std::strerror(errno));
+  maps_.wake_mark = options.ring_bytes / 4;
+  process_->rodata->dc_wake_mark = maps_.wake_mark;
+  if (int err = bpf_map__set_max_entries(process_->maps.dc_events, static_cast<uint32_t>(options.ring_bytes));
+      err)
+    return fail(std::string("cannot size the event ring: ") + std::strerror(-err));
+  if (int err = process_bpf__load(process_); err)
+    return fail(std::string("cannot load the process-tracking BPF programs: ") + std::strerror(-err));
+  maps_.events_fd = bpf_map__fd(process_->maps.dc_events);
+  maps_.traced_fd = bpf_map__fd(process_->maps.dc_traced);
+  maps_.lost_fd = bpf_map__fd(process_->maps.dc_lost);
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, process_->obj)
+  {
+    bpf_link* link = bpf_program__attach(prog);
+    if (!link)
+      return fail(std::string("cannot attach ") + bpf_program__section_name(prog) + ": " +
+                  std::strerror(errno) + "; processes cannot be followed");
+    process_links_.push_back(link);
+  }
+  return {};
+}
+
+session::~session()
+{
+  layers_.clear();
+  for (bpf_link* l : process_links_)
+    bpf_link__destroy(l);
+  process_bpf__destroy(process_);
+}
+
+result<> session::arm(uint32_t pid)
+{
+  uint32_t state = DC_TRACE_ARMED;
+  if (bpf_map_update_elem(maps_.traced_fd, &pid, &state, BPF_ANY) != 0)
+    return fail(std::string("cannot add the command to the traced set: ") + std::strerror(errno));
+  return {};
+}
+
+void session::disarm(uint32_t pid) { bpf_map_delete_elem(maps_.traced_fd, &pid); }
+
+loss_counts session::losses() const
+{
+  loss_counts total;
+  int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0)
+    return total;
+  std::vector<uint64_t> per_cpu(static_cast<size_t>(ncpu));
+  for (uint32_t kind = 0; kind < DC_LOSS_KINDS; ++kind) {
+    if (bpf_map_lookup_elem(maps_.lost_fd, &kind, per_cpu.data()) != 0)
+      continue;
+    uint64_t sum = 0;
+    for (uint64_t v : per_cpu)
+      sum += v;
+    (kind == DC_LOSS_RING_FULL ? total.ring_full : total.no_state) = sum;
+  }
+  return total;
+}
+
+}  // namespace dc

@@ -1,0 +1,47 @@
+// A tracing session: the process-tracking object that owns the shared maps, and every layer
+// loaded onto them. Loading and attaching happen before the traced command starts.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/result.h"
+#include "probe/layer.h"
+#include "sink/pfw_writer.h"
+
+struct process_bpf;
+
+namespace dc {
+
+struct session_options {
+  uint64_t ring_bytes = 64ull << 20;
+  bool verbose = false;
+};
+
+class session {
+ public:
+  static result<std::unique_ptr<session>> open(const session_options& options);
+  ~session();
+
+  int ring_fd() const { return maps_.events_fd; }
+  // Traces pid from its next exec on.
+  result<> arm(uint32_t pid);
+  void disarm(uint32_t pid);
+  loss_counts losses() const;
+  const std::vector<layer_report>& reports() const { return reports_; }
+  const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  session() = default;
+  result<> open_process_tracking(const session_options& options);
+
+  process_bpf* process_ = nullptr;
+  std::vector<bpf_link*> process_links_;
+  shared_maps maps_;
+  std::vector<std::unique_ptr<layer>> layers_;
+  std::vector<layer_report> reports_;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace dc

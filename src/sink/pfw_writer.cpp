@@ -1,0 +1,115 @@
+#include "sink/pfw_writer.h"
+
+#include "core/hash.h"
+#include "core/json.h"
+
+namespace dc {
+
+pfw_writer::pfw_writer(gzip_member_writer out, std::string host, uint32_t root_pid)
+    : out_(std::move(out)), host_(std::move(host)), hhash_(string_hash(host_)), root_pid_(root_pid),
+      last_flush_(std::chrono::steady_clock::now())
+{
+  std::string& b = out_.buffer();
+  b.append("[\n");
+  begin_metadata("HH", root_pid_, root_pid_);
+  append_string_field(b, "name", host_);
+  append_field(b, "value", hhash_);
+  b.append("}}\n");
+}
+
+void pfw_writer::begin_metadata(std::string_view name, uint32_t pid, uint32_t tid)
+{
+  std::string& b = out_.buffer();
+  b.push_back('{');
+  append_field(b, "id", next_id_++, true);
+  b.append(",\"name\":\"");
+  b.append(name);
+  b.append("\",\"cat\":\"dftracer\"");
+  append_field(b, "pid", pid);
+  append_field(b, "tid", tid);
+  b.append(",\"ph\":\"M\",\"args\":{");
+  append_field(b, "hhash", hhash_, true);
+}
+
+void pfw_writer::write_file_hash(uint64_t hash, const trace_names& names, uint32_t pid, uint32_t tid)
+{
+  if (hash == 0 || !written_hashes_.insert(hash).second)
+    return;
+  const std::string* path = names.names.find(hash);
+  begin_metadata("FH", pid, tid);
+  std::string& b = out_.buffer();
+  append_string_field(b, "name", path ? *path : std::string_view("<unknown>"));
+  append_field(b, "value", hash);
+  b.append("}}\n");
+}
+
+void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names)
+{
+  std::string& b = out_.buffer();
+  auto proc = names.processes.find(ev.pid);
+  if (named_pids_.insert(ev.pid).second) {
+    begin_metadata("process_name", ev.pid, ev.pid);
+    std::string_view name = proc == names.processes.end() ? std::string_view("?") : proc->second.comm;
+    append_string_field(b, "name", name);
+    b.append("}}\n");
+  }
+  if (named_tids_.insert(ev.tid).second) {
+    std::string_view comm = "?";
+    if (proc != names.processes.end()) {
+      auto t = proc->second.threads.find(ev.tid);
+      comm = t != proc->second.threads.end() ? std::string_view(t->second.comm)
+                                             : std::string_view(proc->second.comm);
+    }
+    begin_metadata("thread_name", ev.pid, ev.tid);
+    append_string_field(b, "name", comm);
+    b.append("}}\n");
+  }
+  write_file_hash(ev.fhash, names, ev.pid, ev.tid);
+  write_file_hash(ev.fhash2, names, ev.pid, ev.tid);
+}
+
+void pfw_writer::write_event(const trace_event& ev, const trace_names& names)
+{
+  write_names_for(ev, names);
+  std::string& b = out_.buffer();
+  b.push_back('{');
+  append_field(b, "id", next_id_++, true);
+  append_string_field(b, "name", ev.name);
+  append_string_field(b, "cat", ev.category);
+  append_field(b, "pid", ev.pid);
+  append_field(b, "tid", ev.tid);
+  append_field(b, "ts", ev.ts_us);
+  append_field(b, "dur", ev.dur_us);
+  b.append(",\"ph\":\"X\",\"args\":{");
+  append_field(b, "hhash", hhash_, true);
+  for (uint8_t i = 0; i < ev.arg_count; ++i)
+    append_field(b, ev.args[i].key, ev.args[i].value);
+  if (ev.fhash)
+    append_field(b, "fhash", ev.fhash);
+  if (ev.fhash2)
+    append_field(b, "fhash2", ev.fhash2);
+  b.append("}}\n");
+  ++events_;
+}
+
+result<> pfw_writer::maybe_flush(std::chrono::steady_clock::time_point now)
+{
+  if (out_.buffered() < member_bytes && (out_.buffered() == 0 || now - last_flush_ < member_age))
+    return {};
+  last_flush_ = now;
+  return out_.flush_member();
+}
+
+result<> pfw_writer::finish(const loss_counts& lost)
+{
+  begin_metadata("end", root_pid_, root_pid_);
+  std::string& b = out_.buffer();
+  append_field(b, "events_written", events_);
+  append_field(b, "events_lost", lost.total());
+  append_field(b, "lost_ring_full", lost.ring_full);
+  append_field(b, "lost_no_state", lost.no_state);
+  b.append("}}\n]\n");
+  return out_.close();
+}
+
+}  // namespace dc

@@ -1,0 +1,62 @@
+// The DFTracer v1.0.x trace sink: "[" line, one JSON object per line, "]" line, written as
+// gzip members of a few MiB, each closed at least twice a second. Metadata lines (HH, FH,
+// process_name, thread_name) are written before the first event that uses them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+
+#include "core/event.h"
+#include "core/names.h"
+#include "core/result.h"
+#include "sink/gzip_members.h"
+
+namespace dc {
+
+struct trace_names {
+  const name_table& names;
+  const process_table& processes;
+};
+
+struct loss_counts {
+  uint64_t ring_full = 0;
+  uint64_t no_state = 0;
+  uint64_t total() const { return ring_full + no_state; }
+};
+
+class pfw_writer {
+ public:
+  static constexpr size_t member_bytes = 4 << 20;
+  static constexpr std::chrono::milliseconds member_age{500};
+
+  // Takes over an already created trace file; root_pid names the HH and end records.
+  pfw_writer(gzip_member_writer out, std::string host, uint32_t root_pid);
+
+  void write_event(const trace_event& ev, const trace_names& names);
+  // Closes a member when it is large or old enough.
+  result<> maybe_flush(std::chrono::steady_clock::time_point now);
+  // Writes the end record with the loss counts and the closing bracket, and closes the file.
+  result<> finish(const loss_counts& lost);
+
+  uint64_t events_written() const { return events_; }
+
+ private:
+  void begin_metadata(std::string_view name, uint32_t pid, uint32_t tid);
+  void write_file_hash(uint64_t hash, const trace_names& names, uint32_t pid, uint32_t tid);
+  void write_names_for(const trace_event& ev, const trace_names& names);
+
+  gzip_member_writer out_;
+  std::string host_;
+  uint64_t hhash_;
+  uint32_t root_pid_;
+  uint64_t next_id_ = 1;
+  uint64_t events_ = 0;
+  std::chrono::steady_clock::time_point last_flush_;
+  std::unordered_set<uint64_t> written_hashes_;
+  std::unordered_set<uint32_t> named_pids_;
+  std::unordered_set<uint32_t> named_tids_;
+};
+
+}  // namespace dc
