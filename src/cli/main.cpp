@@ -2,6 +2,7 @@
 // into the one line and exit code a user sees.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <string_view>
 
 #include "cli/layers_mode.h"
 #include "cli/run_mode.h"
@@ -36,6 +37,10 @@ int main(int argc, char** argv)
   auto* layers_cmd = app.add_subcommand("layers", "list every layer, whether it is live here, and its hooks");
   layers_cmd->add_flag("-v,--verbose", layers_verbose, "print libbpf's messages");
 
+  if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run" && std::string_view(argv[1]) != "layers") {
+    std::fprintf(stderr, "datacrumbs: unknown command '%s' (expected 'run' or 'layers')\n", argv[1]);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,87 @@
+// How the tool behaves as a command: exit status, signals, and bad input.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "runtime/runtime_helpers.h"
+
+namespace dc::test {
+namespace {
+
+std::string tool() { return DATACRUMBS_BIN; }
+
+TEST_F(runtime_test, ExitsWithTheCommandsStatus)
+{
+  EXPECT_EQ(trace_command(dir, "sh -c 'exit 7'").exit_code, 7);
+  auto killed = trace_command(dir, "sh -c 'kill -TERM $$'");
+  EXPECT_EQ(killed.exit_code, 128 + SIGTERM);
+  EXPECT_TRUE(killed.trace.closed);
+  EXPECT_EQ(killed.summary["exit_code"], 128 + SIGTERM);
+}
+
+TEST_F(runtime_test, SigtermReachesTheCommandAndTheTraceIsCompleted)
+{
+  std::string trace = dir / "trace.pfw.gz";
+  pid_t t = fork();
+  if (t == 0) {
+    execl(DATACRUMBS_BIN, DATACRUMBS_BIN, "run", "-o", trace.c_str(), "--", "sleep", "30", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(t, SIGTERM), 0);
+  int status = 0;
+  waitpid(t, &status, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  EXPECT_TRUE(parse_trace_text(read_gzip_members(trace).text).closed);
+}
+
+// One line on stderr, a non-zero status, the command never run, nothing written.
+void expect_refused(const scratch_dir& dir, const std::string& args, int status, const std::string& mentions)
+{
+  std::string err = dir / "err.txt";
+  std::string marker = dir / "ran";
+  int got = run_shell(tool() + " " + args + " 2>" + shell_quote(err));
+  std::string text = read_file(err);
+  EXPECT_EQ(got, status) << text;
+  EXPECT_NE(text.find(mentions), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the command ran";
+}
+
+TEST_F(runtime_test, BadInputGetsOneClearLine)
+{
+  std::string touch = "touch " + shell_quote(dir / "ran");
+  expect_refused(dir, "run --bogus -- " + touch, 2, "--bogus");
+  expect_refused(dir, "run -o /nonexistent-dir/t.pfw.gz -- " + touch, 1, "/nonexistent-dir/t.pfw.gz");
+  expect_refused(dir, "run --summary /nonexistent-dir/s.json -o " + shell_quote(dir / "t.pfw.gz") + " -- " + touch,
+                 1, "/nonexistent-dir/s.json");
+  EXPECT_FALSE(std::filesystem::exists(dir / "t.pfw.gz")) << "a trace was left behind";
+  expect_refused(dir, "run -o " + shell_quote(dir / "t.pfw.gz") + " -- no-such-command-xyz", 127,
+                 "no-such-command-xyz");
+  EXPECT_FALSE(std::filesystem::exists(dir / "t.pfw.gz"));
+  expect_refused(dir, "frobnicate", 2, "frobnicate");
+}
+
+TEST_F(runtime_test, RefusesWithoutPrivilegesAndWritesNothing)
+{
+  std::filesystem::permissions(dir.path, std::filesystem::perms::all);
+  std::string err = dir / "err.txt";
+  int got = run_shell("setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all " + tool() + " run -o " +
+                      shell_quote(dir / "t.pfw.gz") + " -- touch " + shell_quote(dir / "ran") + " 2>" +
+                      shell_quote(err));
+  std::string text = read_file(err);
+  EXPECT_NE(got, 0);
+  EXPECT_NE(text.find("root"), std::string::npos) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  EXPECT_FALSE(std::filesystem::exists(dir / "ran"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "t.pfw.gz"));
+}
+
+}  // namespace
+}  // namespace dc::test

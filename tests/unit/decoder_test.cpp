@@ -1,0 +1,190 @@
+// The decoders fed with records shaped as the BPF side writes them.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "collect/decoder.h"
+#include "core/hash.h"
+#include "sink/pfw_writer.h"
+#include "sink/summary.h"
+#include "unit/trace_reader.h"
+
+namespace dc {
+namespace {
+
+TEST(Paths, JoinsLeafFirstComponents)
+{
+  EXPECT_EQ(join_components(std::string_view("c\0b\0a\0", 6)), "/a/b/c");
+  EXPECT_EQ(join_components(std::string_view("", 0)), "/");
+  EXPECT_EQ(join_components(std::string_view("x\0/\0", 4)), "/x");
+}
+
+TEST(Paths, ResolvesRelativeToTheBase)
+{
+  EXPECT_EQ(resolve_path("file", "/home/u"), "/home/u/file");
+  EXPECT_EQ(resolve_path("../etc/./passwd", "/home/u"), "/home/etc/passwd");
+  EXPECT_EQ(resolve_path("/abs//x/", "/ignored"), "/abs/x");
+  EXPECT_EQ(resolve_path("d/", "/"), "/d");
+}
+
+struct decoder_fixture : ::testing::Test {
+  std::string path = (std::filesystem::temp_directory_path() / ("d." + std::to_string(getpid()) + ".pfw.gz")).string();
+  summary_builder summary;
+  std::optional<pfw_writer> writer;
+  std::optional<decoder> dec;
+
+  void SetUp() override
+  {
+    auto out = gzip_member_writer::create(path);
+    ASSERT_TRUE(out);
+    writer.emplace(std::move(*out), "host", 10);
+    dec.emplace(clock_offset{0}, event_sinks{&*writer, &summary});
+  }
+  void TearDown() override { std::filesystem::remove(path); }
+
+  std::vector<nlohmann::json> events()
+  {
+    EXPECT_TRUE(writer->finish({}));
+    std::vector<nlohmann::json> out;
+    for (auto& j : test::parse_trace_text(test::read_gzip_members(path).text).lines)
+      if (j["ph"] == "X")
+        out.push_back(j);
+    return out;
+  }
+
+  static dc_record_header header(uint32_t kind, uint32_t tid, uint64_t ts = 5'000'000)
+  {
+    return {kind, 10, tid, 0, ts};
+  }
+
+  void feed_syscall(long nr, uint32_t tid, int64_t ret, std::array<uint64_t, 6> args, dc_file_ref a = {},
+                    dc_file_ref b = {})
+  {
+    dc_syscall_event ev{};
+    ev.hdr = header(DC_REC_SYSCALL, tid);
+    ev.dur_ns = 2'500;
+    ev.ret = ret;
+    std::memcpy(ev.args, args.data(), sizeof(ev.args));
+    ev.file_a = a;
+    ev.file_b = b;
+    ev.nr = static_cast<uint32_t>(nr);
+    dec->decode(&ev, sizeof(ev));
+  }
+
+  void feed_path(uint32_t kind, uint32_t tid, std::string_view raw, std::string_view components, dc_file_ref f = {},
+                 uint8_t slot = 0)
+  {
+    dc_path_record rec{};
+    rec.hdr = header(kind, tid);
+    rec.file = f;
+    std::memcpy(rec.data, raw.data(), raw.size());
+    std::memcpy(rec.data + raw.size(), components.data(), components.size());
+    rec.raw_len = static_cast<uint16_t>(raw.size());
+    rec.len = static_cast<uint16_t>(raw.size() + components.size());
+    rec.slot = slot;
+    dec->decode(&rec, offsetof(dc_path_record, data) + rec.len);
+  }
+
+  void feed_task(uint32_t op, uint32_t tgid, uint32_t tid, uint32_t ppid, std::string_view comm,
+                 std::string_view argv = {})
+  {
+    dc_task_event ev{};
+    ev.hdr = header(DC_REC_TASK, tid);
+    ev.hdr.tgid = tgid;
+    ev.op = op;
+    ev.ppid = ppid;
+    std::memcpy(ev.comm, comm.data(), std::min(comm.size(), sizeof(ev.comm) - 1));
+    std::memcpy(ev.argv, argv.data(), argv.size());
+    ev.argv_len = static_cast<uint16_t>(argv.size());
+    dec->decode(&ev, sizeof(ev));
+  }
+};
+
+constexpr dc_file_ref data_file{1234, (8u << 20) | 1, S_IFREG};
+
+TEST_F(decoder_fixture, OpenNamesTheFileAndLaterCallsUseIt)
+{
+  feed_path(DC_REC_FILE_NAME, 11, "", std::string_view("data.bin\0dir\0", 13), data_file);
+  feed_syscall(SYS_openat, 11, 3, {uint64_t(-100), 0, 0x241, 0644, 0, 0}, data_file);
+  feed_syscall(SYS_pwrite64, 11, 4096, {3, 0, 4096, 8192, 0, 0}, data_file);
+  auto ev = events();
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0]["name"], "openat");
+  EXPECT_EQ(ev[0]["args"]["dirfd"], -100);
+  EXPECT_EQ(ev[0]["args"]["flags"], 0x241);
+  EXPECT_EQ(ev[0]["args"]["fhash"], string_hash("/dir/data.bin"));
+  EXPECT_EQ(ev[1]["args"]["fhash"], string_hash("/dir/data.bin"));
+  EXPECT_EQ(ev[1]["args"]["offset"], 8192);
+  EXPECT_EQ(ev[1]["args"]["ret"], 4096);
+  EXPECT_EQ(ev[1]["tid"], 11);
+  EXPECT_EQ(ev[1]["pid"], 10);
+  EXPECT_EQ(ev[1]["ts"], 5000);
+  EXPECT_EQ(ev[1]["dur"], 2);
+  EXPECT_EQ(summary.totals().at("POSIX").at("pwrite64").bytes, 4096u);
+}
+
+TEST_F(decoder_fixture, FailedCallsUseThePathTheyWereGivenOncePerCall)
+{
+  feed_path(DC_REC_CALL_PATH, 12, std::string_view("missing\0", 8), std::string_view("u\0home\0", 7));
+  feed_syscall(SYS_openat, 12, -2, {uint64_t(-100), 0, 0, 0, 0, 0});
+  feed_syscall(SYS_read, 12, -9, {uint64_t(-1), 0, 10, 0, 0, 0});  // no path: must not inherit one
+  auto ev = events();
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0]["args"]["ret"], -2);
+  EXPECT_EQ(ev[0]["args"]["fhash"], string_hash("/home/u/missing"));
+  EXPECT_FALSE(ev[1]["args"].contains("fhash"));
+  EXPECT_EQ(ev[1]["args"]["fd"], -1);
+  EXPECT_EQ(summary.totals().at("POSIX").at("read").bytes, 0u);
+}
+
+TEST_F(decoder_fixture, RenameCarriesBothPaths)
+{
+  feed_path(DC_REC_CALL_PATH, 13, std::string_view("/a/old\0", 7), "", {}, 0);
+  feed_path(DC_REC_CALL_PATH, 13, std::string_view("new\0", 4), std::string_view("b\0", 2), {}, 1);
+  feed_syscall(SYS_renameat2, 13, 0, {uint64_t(-100), 0, uint64_t(-100), 0, 0, 0});
+  auto ev = events();
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0]["args"]["fhash"], string_hash("/a/old"));
+  EXPECT_EQ(ev[0]["args"]["fhash2"], string_hash("/b/new"));
+}
+
+TEST_F(decoder_fixture, SocketsArePseudoFilesNamedLikeProc)
+{
+  dc_file_ref sock{777, 9, S_IFSOCK};
+  feed_path(DC_REC_FILE_NAME, 11, "", std::string_view("", 0), sock);
+  feed_syscall(SYS_socket, 11, 5, {2, 1, 0, 0, 0, 0}, sock);
+  auto ev = events();
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0]["args"]["fhash"], string_hash("socket:[777]"));
+}
+
+TEST_F(decoder_fixture, TasksBuildTheProcessTable)
+{
+  feed_task(DC_TASK_EXEC, 10, 10, 1, "app", std::string_view("app\0-x\0", 7));
+  feed_task(DC_TASK_THREAD, 10, 14, 10, "worker");
+  feed_task(DC_TASK_FORK, 20, 20, 10, "app");
+  feed_task(DC_TASK_EXIT, 20, 20, 0, "app");
+  const auto& p = dec->state().processes;
+  EXPECT_EQ(p.at(10).command, "app -x");
+  EXPECT_EQ(p.at(10).parent, 1u);
+  EXPECT_EQ(p.at(10).threads.at(14).comm, "worker");
+  EXPECT_EQ(p.at(20).parent, 10u);
+  EXPECT_EQ(p.at(20).command, "app -x");
+  EXPECT_EQ(p.at(20).exit_status, 0);
+}
+
+TEST_F(decoder_fixture, ShortRecordsAreCountedNotTrusted)
+{
+  dc_record_header h = header(DC_REC_SYSCALL, 1);
+  dec->decode(&h, sizeof(h));
+  dec->decode(&h, 3);
+  EXPECT_EQ(dec->malformed(), 2u);
+  EXPECT_TRUE(events().empty());
+}
+
+}  // namespace
+}  // namespace dc

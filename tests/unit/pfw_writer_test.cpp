@@ -1,0 +1,102 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include "sink/pfw_writer.h"
+#include "unit/trace_reader.h"
+
+namespace dc {
+namespace {
+
+struct writer_fixture : ::testing::Test {
+  std::string path = (std::filesystem::temp_directory_path() / ("w." + std::to_string(getpid()) + ".pfw.gz")).string();
+  name_table names;
+  process_table processes;
+  void TearDown() override { std::filesystem::remove(path); }
+
+  trace_event pread_event(uint32_t tid, uint64_t fhash)
+  {
+    trace_event ev;
+    ev.name = "pread64";
+    ev.category = "POSIX";
+    ev.pid = 100;
+    ev.tid = tid;
+    ev.ts_us = 1'700'000'000'000'000;
+    ev.dur_us = 3;
+    ev.fhash = fhash;
+    ev.add_arg("fd", 3);
+    ev.add_arg("count", 4096);
+    ev.add_arg("ret", 4096);
+    return ev;
+  }
+};
+
+TEST_F(writer_fixture, WritesDftracerLinesWithMetadataBeforeFirstUse)
+{
+  processes[100] = {100, 1, "app --flag", "app", -1, {{100, {"app"}}, {101, {"worker"}}}};
+  uint64_t f = names.add("/data/file \"quoted\"");
+  {
+    auto out = gzip_member_writer::create(path);
+    ASSERT_TRUE(out);
+    pfw_writer w(std::move(*out), "node1", 100);
+    w.write_event(pread_event(100, f), {names, processes});
+    w.write_event(pread_event(101, f), {names, processes});
+    ASSERT_TRUE(w.finish({2, 1}));
+    EXPECT_EQ(w.events_written(), 2u);
+  }
+  auto t = test::parse_trace_text(test::read_gzip_members(path).text);
+  EXPECT_TRUE(t.opened);
+  EXPECT_TRUE(t.closed);
+  std::set<uint64_t> ids;
+  std::set<uint64_t> defined;
+  int fh = 0, events = 0;
+  for (const auto& j : t.lines) {
+    EXPECT_TRUE(ids.insert(j["id"].get<uint64_t>()).second) << j;
+    if (j["ph"] == "M" && j["name"] == "FH") {
+      ++fh;
+      defined.insert(j["args"]["value"].get<uint64_t>());
+      EXPECT_EQ(j["args"]["name"], "/data/file \"quoted\"");
+    }
+    if (j["ph"] == "X") {
+      ++events;
+      EXPECT_TRUE(defined.count(j["args"]["fhash"].get<uint64_t>())) << "fhash used before its FH line";
+      EXPECT_EQ(j["pid"], 100);
+      EXPECT_EQ(j["cat"], "POSIX");
+      EXPECT_EQ(j["args"]["count"], 4096);
+      EXPECT_EQ(j["ts"], 1'700'000'000'000'000u);
+    }
+    if (j["name"] == "thread_name" && j["tid"] == 101) {
+      EXPECT_EQ(j["args"]["name"], "worker");
+    }
+    if (j["name"] == "end") {
+      EXPECT_EQ(j["args"]["events_lost"], 3);
+      EXPECT_EQ(j["args"]["events_written"], 2);
+    }
+  }
+  EXPECT_EQ(fh, 1);
+  EXPECT_EQ(events, 2);
+  EXPECT_EQ(t.lines.front()["name"], "HH");
+}
+
+TEST_F(writer_fixture, ClosesAMemberWhenOldEnough)
+{
+  auto out = gzip_member_writer::create(path);
+  ASSERT_TRUE(out);
+  pfw_writer w(std::move(*out), "node1", 100);
+  auto start = std::chrono::steady_clock::now();
+  w.write_event(pread_event(100, 0), {names, processes});
+  ASSERT_TRUE(w.maybe_flush(start));
+  EXPECT_EQ(test::read_gzip_members(path).complete_members, 0u);
+  ASSERT_TRUE(w.maybe_flush(start + pfw_writer::member_age + std::chrono::milliseconds(1)));
+  auto got = test::read_gzip_members(path);
+  EXPECT_EQ(got.complete_members, 1u);
+  auto t = test::parse_trace_text(got.text);  // a readable prefix: "[" and whole lines
+  EXPECT_TRUE(t.opened);
+  EXPECT_FALSE(t.closed);
+  ASSERT_TRUE(w.finish({}));
+}
+
+}  // namespace
+}  // namespace dc
