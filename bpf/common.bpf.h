@@ -77,6 +77,10 @@ static __always_inline void dc_fill_header(struct dc_record_header *h, __u32 kin
   h->ts_ns = ts;
 }
 
+/* Turns a kernel pointer read as plain data back into a typed one, so fields are read with
+ * direct (fault-safe) loads instead of one helper call each: this is the syscall hot path. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
 /* The struct file behind descriptor fd of the current task, or NULL. */
 static __always_inline struct file *dc_fd_file(long fd)
 {
@@ -84,12 +88,17 @@ static __always_inline struct file *dc_fd_file(long fd)
   struct file *f = NULL;
   if (fd < 0)
     return NULL;
-  struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-  if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+  struct files_struct *files = task->files;
+  if (!files)
     return NULL;
-  struct file **slots = BPF_CORE_READ(fdt, fd);
-  bpf_probe_read_kernel(&f, sizeof(f), &slots[fd]);
-  return f;
+  struct fdtable *fdt = files->fdt;
+  if (!fdt || fd >= fdt->max_fds)
+    return NULL;
+  struct file **slots = fdt->fd;
+  bpf_probe_read_kernel(&f, sizeof(f), (void *)((__u64)slots + fd * sizeof(f)));
+  if (!f)
+    return NULL;
+  return bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
 }
 
 static __always_inline void dc_file_ref_of(struct file *f, struct dc_file_ref *ref)
@@ -99,12 +108,12 @@ static __always_inline void dc_file_ref_of(struct file *f, struct dc_file_ref *r
   ref->mode = 0;
   if (!f)
     return;
-  struct inode *inode = BPF_CORE_READ(f, f_inode);
+  struct inode *inode = f->f_inode;
   if (!inode)
     return;
-  ref->ino = BPF_CORE_READ(inode, i_ino);
-  ref->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-  ref->mode = BPF_CORE_READ(inode, i_mode) & DC_S_IFMT;
+  ref->ino = inode->i_ino;
+  ref->dev = inode->i_sb->s_dev;
+  ref->mode = inode->i_mode & DC_S_IFMT;
 }
 
 struct dc_walk {

@@ -49,13 +49,18 @@ int BPF_PROG(dc_sys_enter, struct pt_regs *regs, long id)
   struct dc_syscall_spec *spec = bpf_map_lookup_elem(&dc_specs, &nr);
   if (!spec || !spec->traced)
     return 0;
-  if (!dc_is_traced(bpf_get_current_pid_tgid() >> 32))
-    return 0;
-  struct dc_entry *e = bpf_task_storage_get(&dc_entries, bpf_get_current_task_btf(), 0,
-                                            BPF_LOCAL_STORAGE_GET_F_CREATE);
+  /* A thread with entry state belongs to a traced process (state is created for no other),
+   * so the traced-set lookup is paid once per thread, not once per call. */
+  struct task_struct *task = bpf_get_current_task_btf();
+  struct dc_entry *e = bpf_task_storage_get(&dc_entries, task, 0, 0);
   if (!e) {
-    dc_count_loss(DC_LOSS_NO_STATE);
-    return 0;
+    if (!dc_is_traced(bpf_get_current_pid_tgid() >> 32))
+      return 0;
+    e = bpf_task_storage_get(&dc_entries, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!e) {
+      dc_count_loss(DC_LOSS_NO_STATE);
+      return 0;
+    }
   }
   e->nr = nr;
   e->args[0] = regs->di;
