@@ -18,20 +18,22 @@
 
 enum { BLOCK = 4096 };
 
-static double now_ns(void) {
+static double now_ns(void)
+{
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv)
+{
   if (argc < 2 || argc > 3) {
     fprintf(stderr, "usage: %s FILE [OPS]\n", argv[0]);
     return 2;
   }
   long ops = 1000000;
   if (argc == 3) {
-    char *end = NULL;
+    char* end = NULL;
     ops = strtol(argv[2], &end, 10);
     if (*argv[2] == '\0' || *end != '\0' || ops <= 0) {
       fprintf(stderr, "pread_storm: bad OPS '%s'\n", argv[2]);
@@ -46,8 +48,7 @@ int main(int argc, char **argv) {
   }
   struct stat st;
   if (fstat(fd, &st) != 0 || st.st_size < BLOCK) {
-    fprintf(stderr, "pread_storm: %s must be at least %d bytes\n", argv[1],
-            BLOCK);
+    fprintf(stderr, "pread_storm: %s must be at least %d bytes\n", argv[1], BLOCK);
     return 1;
   }
   long blocks = (long)(st.st_size / BLOCK);

@@ -43,6 +43,7 @@ if pgrep -x datacrumbs >/dev/null; then
   log "warning: another datacrumbs is running; its probes will skew every config"
 fi
 
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 tmp="$(mktemp -d)"
 bg_pids=()
 # shellcheck disable=SC2317 # invoked by the EXIT trap
@@ -231,6 +232,7 @@ $rounds interleaved rounds; the table shows the median.
 
 - Machine: $(nproc) CPUs, ${cpu:-unknown CPU}, kernel $(uname -r)
 - Date: $(date -u '+%Y-%m-%d %H:%M UTC'); datacrumbs commit $rev
+- Load average (1/5/15 min) before the run: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg)
 - Tools: $(bpftrace --version 2>/dev/null || echo "bpftrace not installed"), $(strace -V 2>/dev/null | head -n1 || echo "strace not installed")
 - Reproduce: \`sudo bash bench/run_overhead.sh --write-doc\`
 

@@ -49,13 +49,13 @@ struct {
 
 static __always_inline int dc_is_traced(__u32 tgid)
 {
-  __u32 *state = bpf_map_lookup_elem(&dc_traced, &tgid);
+  __u32* state = bpf_map_lookup_elem(&dc_traced, &tgid);
   return state && *state == DC_TRACE_ACTIVE;
 }
 
 static __always_inline void dc_count_loss(__u32 kind)
 {
-  __u64 *n = bpf_map_lookup_elem(&dc_lost, &kind);
+  __u64* n = bpf_map_lookup_elem(&dc_lost, &kind);
   if (n)
     *n += 1;
 }
@@ -67,7 +67,7 @@ static __always_inline __u64 dc_submit_flags(void)
   return waiting >= dc_wake_mark ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline void dc_fill_header(struct dc_record_header *h, __u32 kind, __u64 ts)
+static __always_inline void dc_fill_header(struct dc_record_header* h, __u32 kind, __u64 ts)
 {
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   h->kind = kind;
@@ -79,36 +79,36 @@ static __always_inline void dc_fill_header(struct dc_record_header *h, __u32 kin
 
 /* Turns a kernel pointer read as plain data back into a typed one, so fields are read with
  * direct (fault-safe) loads instead of one helper call each: this is the syscall hot path. */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+extern void* bpf_rdonly_cast(const void* obj, __u32 btf_id) __ksym;
 
 /* The struct file behind descriptor fd of the current task, or NULL. */
-static __always_inline struct file *dc_fd_file(long fd)
+static __always_inline struct file* dc_fd_file(long fd)
 {
-  struct task_struct *task = bpf_get_current_task_btf();
-  struct file *f = NULL;
+  struct task_struct* task = bpf_get_current_task_btf();
+  struct file* f = NULL;
   if (fd < 0)
     return NULL;
-  struct files_struct *files = task->files;
+  struct files_struct* files = task->files;
   if (!files)
     return NULL;
-  struct fdtable *fdt = files->fdt;
+  struct fdtable* fdt = files->fdt;
   if (!fdt || fd >= fdt->max_fds)
     return NULL;
-  struct file **slots = fdt->fd;
-  bpf_probe_read_kernel(&f, sizeof(f), (void *)((__u64)slots + fd * sizeof(f)));
+  struct file** slots = fdt->fd;
+  bpf_probe_read_kernel(&f, sizeof(f), (void*)((__u64)slots + fd * sizeof(f)));
   if (!f)
     return NULL;
   return bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
 }
 
-static __always_inline void dc_file_ref_of(struct file *f, struct dc_file_ref *ref)
+static __always_inline void dc_file_ref_of(struct file* f, struct dc_file_ref* ref)
 {
   ref->ino = 0;
   ref->dev = 0;
   ref->mode = 0;
   if (!f)
     return;
-  struct inode *inode = f->f_inode;
+  struct inode* inode = f->f_inode;
   if (!inode)
     return;
   ref->ino = inode->i_ino;
@@ -117,40 +117,40 @@ static __always_inline void dc_file_ref_of(struct file *f, struct dc_file_ref *r
 }
 
 struct dc_walk {
-  struct dentry *dentry;
-  struct vfsmount *vfsmnt;
-  struct mount *mnt;
-  char *buf;
+  struct dentry* dentry;
+  struct vfsmount* vfsmnt;
+  struct mount* mnt;
+  char* buf;
   __u32 off;
   __u8 truncated;
 };
 
 /* One step of a path walk: the name of one dentry, or a hop from a mount root to its mount
  * point. Runs under bpf_loop so the verifier checks it once, not once per iteration. */
-static long dc_walk_step(__u32 index, void *ctx)
+static long dc_walk_step(__u32 index, void* ctx)
 {
-  struct dc_walk *w = ctx;
+  struct dc_walk* w = ctx;
   /* Copies first: CO-RE relocations apply to kernel types, not to this context struct. */
-  struct dentry *dentry = w->dentry;
-  struct vfsmount *vfsmnt = w->vfsmnt;
-  struct mount *mnt = w->mnt;
-  struct dentry *root = BPF_CORE_READ(vfsmnt, mnt_root);
-  struct dentry *parent = BPF_CORE_READ(dentry, d_parent);
+  struct dentry* dentry = w->dentry;
+  struct vfsmount* vfsmnt = w->vfsmnt;
+  struct mount* mnt = w->mnt;
+  struct dentry* root = BPF_CORE_READ(vfsmnt, mnt_root);
+  struct dentry* parent = BPF_CORE_READ(dentry, d_parent);
   if (dentry == root || dentry == parent) {
-    struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+    struct mount* up = BPF_CORE_READ(mnt, mnt_parent);
     if (!up || up == mnt)
       return 1; /* the root of the namespace */
     w->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
     w->mnt = up;
-    w->vfsmnt = (void *)up + bpf_core_field_offset(struct mount, mnt);
+    w->vfsmnt = (void*)up + bpf_core_field_offset(struct mount, mnt);
     return 0;
   }
   if (w->off >= DC_PATH_MAX) {
     w->truncated = 1;
     return 1;
   }
-  const unsigned char *name = BPF_CORE_READ(dentry, d_name.name);
-  char *buf = w->buf;
+  const unsigned char* name = BPF_CORE_READ(dentry, d_name.name);
+  char* buf = w->buf;
   if (!buf)
     return 1;
   long n = bpf_probe_read_kernel_str(buf + (w->off & (DC_PATH_MAX - 1)), DC_NAME_MAX, name);
@@ -165,13 +165,13 @@ static long dc_walk_step(__u32 index, void *ctx)
 
 /* Appends the names from dentry up to the root of the mount namespace, leaf first, each
  * NUL-terminated, to rec->data at off. Crosses mount points. Returns the new offset. */
-static __always_inline __u32 dc_walk_path(struct dentry *dentry, struct vfsmount *vfsmnt,
-                                          struct dc_path_record *rec, __u32 off)
+static __always_inline __u32 dc_walk_path(struct dentry* dentry, struct vfsmount* vfsmnt,
+                                          struct dc_path_record* rec, __u32 off)
 {
   struct dc_walk w = {
       .dentry = dentry,
       .vfsmnt = vfsmnt,
-      .mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt),
+      .mnt = (void*)vfsmnt - bpf_core_field_offset(struct mount, mnt),
       .buf = rec->data,
       .off = off,
       .truncated = 0,
@@ -181,10 +181,10 @@ static __always_inline __u32 dc_walk_path(struct dentry *dentry, struct vfsmount
   return w.off;
 }
 
-static __always_inline struct dc_path_record *dc_path_begin(__u32 kind, __u64 ts)
+static __always_inline struct dc_path_record* dc_path_begin(__u32 kind, __u64 ts)
 {
   __u32 zero = 0;
-  struct dc_path_record *r = bpf_map_lookup_elem(&dc_path_scratch, &zero);
+  struct dc_path_record* r = bpf_map_lookup_elem(&dc_path_scratch, &zero);
   if (!r)
     return NULL;
   dc_fill_header(&r->hdr, kind, ts);
@@ -198,7 +198,7 @@ static __always_inline struct dc_path_record *dc_path_begin(__u32 kind, __u64 ts
   return r;
 }
 
-static __always_inline void dc_path_submit(struct dc_path_record *r, __u32 len)
+static __always_inline void dc_path_submit(struct dc_path_record* r, __u32 len)
 {
   __u64 size = __builtin_offsetof(struct dc_path_record, data) + len;
   if (size > sizeof(*r))
@@ -209,14 +209,14 @@ static __always_inline void dc_path_submit(struct dc_path_record *r, __u32 len)
 }
 
 /* Emits the absolute path of an open file as a DC_REC_FILE_NAME record. */
-static __always_inline void dc_emit_file_name(struct file *f, __u64 ts)
+static __always_inline void dc_emit_file_name(struct file* f, __u64 ts)
 {
-  struct dc_path_record *r = dc_path_begin(DC_REC_FILE_NAME, ts);
+  struct dc_path_record* r = dc_path_begin(DC_REC_FILE_NAME, ts);
   if (!r || !f)
     return;
   dc_file_ref_of(f, &r->file);
-  struct dentry *d = BPF_CORE_READ(f, f_path.dentry);
-  struct vfsmount *m = BPF_CORE_READ(f, f_path.mnt);
+  struct dentry* d = BPF_CORE_READ(f, f_path.dentry);
+  struct vfsmount* m = BPF_CORE_READ(f, f_path.mnt);
   __u32 len = dc_walk_path(d, m, r, 0);
   dc_path_submit(r, len);
 }

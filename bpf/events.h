@@ -41,8 +41,8 @@ enum dc_record_kind {
 
 /* Which counter of the loss map an event was lost from. */
 enum dc_loss_kind {
-  DC_LOSS_RING_FULL = 0,   /* bpf_ringbuf_reserve failed */
-  DC_LOSS_NO_STATE = 1,    /* per-thread entry state could not be created */
+  DC_LOSS_RING_FULL = 0, /* bpf_ringbuf_reserve failed */
+  DC_LOSS_NO_STATE = 1,  /* per-thread entry state could not be created */
   DC_LOSS_KINDS = 2,
 };
 
@@ -68,12 +68,12 @@ struct dc_file_ref {
 /* How the kernel side treats one syscall number; filled by user space from its table. */
 struct dc_syscall_spec {
   dc_u8 traced;
-  dc_s8 fd_a;          /* argument index of the file descriptor, DC_ARG_RET, or DC_ARG_NONE */
-  dc_s8 fd_b;          /* second file descriptor (sendfile, splice, copy_file_range) */
-  dc_u8 fd_at_entry;   /* resolve fd_a at entry: the call removes it (close) */
-  dc_s8 path_a;        /* argument index of a user path string, or DC_ARG_NONE */
-  dc_s8 path_b;        /* second path (rename, link) */
-  dc_s8 dirfd_a;       /* argument index of the directory fd path_a is relative to */
+  dc_s8 fd_a;        /* argument index of the file descriptor, DC_ARG_RET, or DC_ARG_NONE */
+  dc_s8 fd_b;        /* second file descriptor (sendfile, splice, copy_file_range) */
+  dc_u8 fd_at_entry; /* resolve fd_a at entry: the call removes it (close) */
+  dc_s8 path_a;      /* argument index of a user path string, or DC_ARG_NONE */
+  dc_s8 path_b;      /* second path (rename, link) */
+  dc_s8 dirfd_a;     /* argument index of the directory fd path_a is relative to */
   dc_s8 dirfd_b;
 };
 

@@ -3,9 +3,9 @@
  * TGID. Also reports exec/fork/thread/exit so user space names processes and threads. */
 #include "common.bpf.h"
 
-static __always_inline struct dc_task_event *dc_task_begin(__u32 op)
+static __always_inline struct dc_task_event* dc_task_begin(__u32 op)
 {
-  struct dc_task_event *ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
+  struct dc_task_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
   if (!ev) {
     dc_count_loss(DC_LOSS_RING_FULL);
     return NULL;
@@ -21,14 +21,14 @@ static __always_inline struct dc_task_event *dc_task_begin(__u32 op)
 }
 
 SEC("tp_btf/sched_process_exec")
-int BPF_PROG(dc_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+int BPF_PROG(dc_process_exec, struct task_struct* p, pid_t old_pid, struct linux_binprm* bprm)
 {
   __u32 tgid = p->tgid;
-  __u32 *state = bpf_map_lookup_elem(&dc_traced, &tgid);
+  __u32* state = bpf_map_lookup_elem(&dc_traced, &tgid);
   if (!state)
     return 0;
   *state = DC_TRACE_ACTIVE;
-  struct dc_task_event *ev = dc_task_begin(DC_TASK_EXEC);
+  struct dc_task_event* ev = dc_task_begin(DC_TASK_EXEC);
   if (!ev)
     return 0;
   ev->ppid = BPF_CORE_READ(p, real_parent, tgid);
@@ -37,14 +37,14 @@ int BPF_PROG(dc_process_exec, struct task_struct *p, pid_t old_pid, struct linux
   __u64 len = end - start;
   if (len > DC_ARGV_MAX)
     len = DC_ARGV_MAX;
-  if (bpf_probe_read_user(ev->argv, len, (void *)start) == 0)
+  if (bpf_probe_read_user(ev->argv, len, (void*)start) == 0)
     ev->argv_len = len;
   bpf_ringbuf_submit(ev, dc_submit_flags());
   return 0;
 }
 
 SEC("tp_btf/sched_process_fork")
-int BPF_PROG(dc_process_fork, struct task_struct *parent, struct task_struct *child)
+int BPF_PROG(dc_process_fork, struct task_struct* parent, struct task_struct* child)
 {
   __u32 ptgid = parent->tgid;
   if (!dc_is_traced(ptgid))
@@ -56,7 +56,7 @@ int BPF_PROG(dc_process_fork, struct task_struct *parent, struct task_struct *ch
     bpf_map_update_elem(&dc_traced, &ctgid, &active, BPF_ANY);
     op = DC_TASK_FORK;
   }
-  struct dc_task_event *ev = dc_task_begin(op);
+  struct dc_task_event* ev = dc_task_begin(op);
   if (!ev)
     return 0;
   /* The record describes the child, not the current (parent) task. */
@@ -69,7 +69,7 @@ int BPF_PROG(dc_process_fork, struct task_struct *parent, struct task_struct *ch
 }
 
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(dc_process_exit, struct task_struct *p)
+int BPF_PROG(dc_process_exit, struct task_struct* p)
 {
   __u32 tgid = p->tgid;
   if (!bpf_map_lookup_elem(&dc_traced, &tgid))
@@ -78,7 +78,7 @@ int BPF_PROG(dc_process_exit, struct task_struct *p)
   if (BPF_CORE_READ(p, signal, live.counter) != 0)
     return 0;
   bpf_map_delete_elem(&dc_traced, &tgid);
-  struct dc_task_event *ev = dc_task_begin(DC_TASK_EXIT);
+  struct dc_task_event* ev = dc_task_begin(DC_TASK_EXIT);
   if (!ev)
     return 0;
   ev->exit_code = BPF_CORE_READ(p, exit_code);

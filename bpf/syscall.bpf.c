@@ -27,32 +27,32 @@ struct {
   __type(value, struct dc_entry);
 } dc_entries SEC(".maps");
 
-static __always_inline __u64 dc_arg(const __u64 *args, int i)
+static __always_inline __u64 dc_arg(const __u64* args, int i)
 {
   switch (i) {
-  case 0: return args[0];
-  case 1: return args[1];
-  case 2: return args[2];
-  case 3: return args[3];
-  case 4: return args[4];
-  case 5: return args[5];
-  default: return 0;
+    case 0: return args[0];
+    case 1: return args[1];
+    case 2: return args[2];
+    case 3: return args[3];
+    case 4: return args[4];
+    case 5: return args[5];
+    default: return 0;
   }
 }
 
 SEC("tp_btf/sys_enter")
-int BPF_PROG(dc_sys_enter, struct pt_regs *regs, long id)
+int BPF_PROG(dc_sys_enter, struct pt_regs* regs, long id)
 {
   if (id < 0 || id >= DC_MAX_SYSCALL_NR)
     return 0;
   __u32 nr = id;
-  struct dc_syscall_spec *spec = bpf_map_lookup_elem(&dc_specs, &nr);
+  struct dc_syscall_spec* spec = bpf_map_lookup_elem(&dc_specs, &nr);
   if (!spec || !spec->traced)
     return 0;
   /* A thread with entry state belongs to a traced process (state is created for no other),
    * so the traced-set lookup is paid once per thread, not once per call. */
-  struct task_struct *task = bpf_get_current_task_btf();
-  struct dc_entry *e = bpf_task_storage_get(&dc_entries, task, 0, 0);
+  struct task_struct* task = bpf_get_current_task_btf();
+  struct dc_entry* e = bpf_task_storage_get(&dc_entries, task, 0, 0);
   if (!e) {
     if (!dc_is_traced(bpf_get_current_pid_tgid() >> 32))
       return 0;
@@ -77,14 +77,14 @@ int BPF_PROG(dc_sys_enter, struct pt_regs *regs, long id)
 }
 
 /* The path argument in `slot` as the raw user string, plus the directory it is relative to. */
-static __always_inline void dc_emit_call_path(const struct dc_entry *e, int path_arg, int dirfd_arg,
+static __always_inline void dc_emit_call_path(const struct dc_entry* e, int path_arg, int dirfd_arg,
                                               __u8 slot, __u64 ts)
 {
-  struct dc_path_record *r = dc_path_begin(DC_REC_CALL_PATH, ts);
+  struct dc_path_record* r = dc_path_begin(DC_REC_CALL_PATH, ts);
   if (!r)
     return;
   r->slot = slot;
-  const char *user = (const char *)dc_arg(e->args, path_arg);
+  const char* user = (const char*)dc_arg(e->args, path_arg);
   long n = bpf_probe_read_user_str(r->data, DC_NAME_MAX, user);
   if (n <= 0) {
     r->data[0] = 0;
@@ -94,14 +94,14 @@ static __always_inline void dc_emit_call_path(const struct dc_entry *e, int path
   __u32 len = n;
   if (r->data[0] != '/') {
     long dirfd = dirfd_arg >= 0 ? (int)dc_arg(e->args, dirfd_arg) : DC_AT_FDCWD;
-    struct dentry *d;
-    struct vfsmount *m;
+    struct dentry* d;
+    struct vfsmount* m;
     if (dirfd == DC_AT_FDCWD) {
-      struct task_struct *task = bpf_get_current_task_btf();
+      struct task_struct* task = bpf_get_current_task_btf();
       d = BPF_CORE_READ(task, fs, pwd.dentry);
       m = BPF_CORE_READ(task, fs, pwd.mnt);
     } else {
-      struct file *f = dc_fd_file(dirfd);
+      struct file* f = dc_fd_file(dirfd);
       d = f ? BPF_CORE_READ(f, f_path.dentry) : NULL;
       m = f ? BPF_CORE_READ(f, f_path.mnt) : NULL;
     }
@@ -112,16 +112,16 @@ static __always_inline void dc_emit_call_path(const struct dc_entry *e, int path
 }
 
 SEC("tp_btf/sys_exit")
-int BPF_PROG(dc_sys_exit, struct pt_regs *regs, long ret)
+int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
 {
-  struct dc_entry *e = bpf_task_storage_get(&dc_entries, bpf_get_current_task_btf(), 0, 0);
+  struct dc_entry* e = bpf_task_storage_get(&dc_entries, bpf_get_current_task_btf(), 0, 0);
   if (!e || !e->active)
     return 0;
   e->active = 0;
   __u32 nr = e->nr;
   if (regs->orig_ax != nr)
     return 0;
-  struct dc_syscall_spec *spec = bpf_map_lookup_elem(&dc_specs, &nr);
+  struct dc_syscall_spec* spec = bpf_map_lookup_elem(&dc_specs, &nr);
   if (!spec)
     return 0;
   __u64 now = bpf_ktime_get_ns();
@@ -129,7 +129,7 @@ int BPF_PROG(dc_sys_exit, struct pt_regs *regs, long ret)
   struct dc_file_ref file_a = e->file_a, file_b = {};
   if (spec->fd_a == DC_ARG_RET) {
     if (ret >= 0) {
-      struct file *f = dc_fd_file(ret);
+      struct file* f = dc_fd_file(ret);
       dc_file_ref_of(f, &file_a);
       dc_emit_file_name(f, e->ts);
     }
@@ -144,7 +144,7 @@ int BPF_PROG(dc_sys_exit, struct pt_regs *regs, long ret)
   if (spec->path_b != DC_ARG_NONE)
     dc_emit_call_path(e, spec->path_b, spec->dirfd_b, 1, e->ts);
 
-  struct dc_syscall_event *ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
+  struct dc_syscall_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
   if (!ev) {
     dc_count_loss(DC_LOSS_RING_FULL);
     return 0;

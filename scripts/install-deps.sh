@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # build
-  cmake ninja-build g++ clang llvm pkg-config
+  cmake ninja-build g++ clang llvm pkg-config clang-format
   # BPF toolchain and libraries
   libbpf-dev bpftool libelf-dev zlib1g-dev libdeflate-dev
   # C++ libraries

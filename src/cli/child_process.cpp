@@ -28,7 +28,7 @@ void forward(int sig, siginfo_t* info, void*)
 
 bool executable_file(const std::string& path)
 {
-  struct stat st{};
+  struct stat st {};
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
@@ -39,7 +39,7 @@ result<std::string> resolve_command(const std::string& name)
   if (name.empty())
     return fail("no command given", 127);
   if (name.find('/') != std::string::npos) {
-    struct stat st{};
+    struct stat st {};
     if (stat(name.c_str(), &st) != 0)
       return fail("command not found: " + name, 127);
     if (!executable_file(name))
@@ -68,8 +68,7 @@ result<paused_child> spawn_paused(const std::string& executable, const std::vect
     return fail(std::string("pipe: ") + std::strerror(errno));
   }
   std::vector<char*> args;
-  for (const auto& a : argv)
-    args.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 
   pid_t pid = fork();
@@ -110,12 +109,11 @@ result<> release(paused_child& child, const std::string& name)
 void forward_signals_to(pid_t child)
 {
   g_child = child;
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_sigaction = forward;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT})
-    sigaction(sig, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
 }
 
 int wait_for_exit(pid_t child)

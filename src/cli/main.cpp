@@ -24,7 +24,8 @@ int main(int argc, char** argv)
 
   dc::run_options run;
   auto* run_cmd = app.add_subcommand("run", "trace a command and its descendants from exec to exit");
-  run_cmd->add_option("-o,--output", run.trace_path, "trace file (.pfw.gz); default: a name in the current directory");
+  run_cmd->add_option("-o,--output", run.trace_path,
+                      "trace file (.pfw.gz); default: a name in the current directory");
   run_cmd->add_option("--summary", run.summary_path, "write the run summary as JSON to this file");
   run_cmd->add_option("--ring-mb", run.ring_bytes, "event ring size in MiB (power of two)")
       ->transform([](std::string s) { return std::to_string(std::stoull(s) << 20); })
@@ -37,7 +38,8 @@ int main(int argc, char** argv)
   auto* layers_cmd = app.add_subcommand("layers", "list every layer, whether it is live here, and its hooks");
   layers_cmd->add_flag("-v,--verbose", layers_verbose, "print libbpf's messages");
 
-  if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run" && std::string_view(argv[1]) != "layers") {
+  if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run" &&
+      std::string_view(argv[1]) != "layers") {
     std::fprintf(stderr, "datacrumbs: unknown command '%s' (expected 'run' or 'layers')\n", argv[1]);
     return 2;
   }

@@ -20,7 +20,10 @@ class pending_file {
   result<> commit(const std::string& content);
 
  private:
-  pending_file(std::string path, std::string temp, int fd) : path_(std::move(path)), temp_(std::move(temp)), fd_(fd) {}
+  pending_file(std::string path, std::string temp, int fd)
+      : path_(std::move(path)), temp_(std::move(temp)), fd_(fd)
+  {
+  }
   std::string path_;
   std::string temp_;
   int fd_ = -1;

@@ -41,8 +41,7 @@ struct unlink_unless_kept {
 void print_summary(const std::string& text, const run_options& options, int exit_code)
 {
   std::string cmd;
-  for (const auto& a : options.command)
-    cmd += (cmd.empty() ? "" : " ") + a;
+  for (const auto& a : options.command) cmd += (cmd.empty() ? "" : " ") + a;
   std::fprintf(stderr, "datacrumbs: '%s' exited with %d\n%s", cmd.c_str(), exit_code, text.c_str());
 }
 
@@ -56,8 +55,8 @@ result<int> run_traced(const run_options& options)
   if (auto privileged = check_bpf_privileges(); !privileged)
     return std::unexpected(privileged.error());
 
-  std::string trace_path = options.trace_path.empty() ? default_trace_path(options.command.front())
-                                                      : options.trace_path;
+  std::string trace_path =
+      options.trace_path.empty() ? default_trace_path(options.command.front()) : options.trace_path;
   auto trace_file = gzip_member_writer::create(trace_path);
   if (!trace_file)
     return std::unexpected(trace_file.error());
@@ -73,8 +72,7 @@ result<int> run_traced(const run_options& options)
   auto probes = session::open({options.ring_bytes, options.verbose});
   if (!probes)
     return std::unexpected(probes.error());
-  for (const auto& note : (*probes)->notes())
-    std::fprintf(stderr, "datacrumbs: %s\n", note.c_str());
+  for (const auto& note : (*probes)->notes()) std::fprintf(stderr, "datacrumbs: %s\n", note.c_str());
 
   auto child = spawn_paused(*executable, options.command);
   if (!child)

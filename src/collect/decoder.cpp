@@ -14,7 +14,10 @@
 
 namespace dc {
 
-decoder::decoder(clock_offset clock, event_sinks sinks) : sinks_(sinks) { state_.clock = clock; }
+decoder::decoder(clock_offset clock, event_sinks sinks) : sinks_(sinks)
+{
+  state_.clock = clock;
+}
 
 void decoder::decode(const void* data, size_t size)
 {
@@ -25,28 +28,28 @@ void decoder::decode(const void* data, size_t size)
   }
   std::memcpy(&h, data, sizeof(h));
   switch (h.kind) {
-  case DC_REC_SYSCALL:
-    if (size >= sizeof(dc_syscall_event)) {
-      dc_syscall_event ev;
-      std::memcpy(&ev, data, sizeof(ev));
-      decode_syscall(ev);
-      return;
-    }
-    break;
-  case DC_REC_FILE_NAME:
-  case DC_REC_CALL_PATH:
-    if (size >= offsetof(dc_path_record, data) && size <= sizeof(dc_path_record)) {
-      decode_path(*static_cast<const dc_path_record*>(data), size);
-      return;
-    }
-    break;
-  case DC_REC_TASK:
-    if (size >= sizeof(dc_task_event)) {
-      decode_task(*static_cast<const dc_task_event*>(data));
-      return;
-    }
-    break;
-  default: break;
+    case DC_REC_SYSCALL:
+      if (size >= sizeof(dc_syscall_event)) {
+        dc_syscall_event ev;
+        std::memcpy(&ev, data, sizeof(ev));
+        decode_syscall(ev);
+        return;
+      }
+      break;
+    case DC_REC_FILE_NAME:
+    case DC_REC_CALL_PATH:
+      if (size >= offsetof(dc_path_record, data) && size <= sizeof(dc_path_record)) {
+        decode_path(*static_cast<const dc_path_record*>(data), size);
+        return;
+      }
+      break;
+    case DC_REC_TASK:
+      if (size >= sizeof(dc_task_event)) {
+        decode_task(*static_cast<const dc_task_event*>(data));
+        return;
+      }
+      break;
+    default: break;
   }
   ++malformed_;
 }
@@ -88,11 +91,11 @@ std::string fallback_name(const dc_file_ref& ref)
 {
   std::string ino = std::to_string(ref.ino);
   switch (ref.mode & S_IFMT) {
-  case S_IFSOCK: return "socket:[" + ino + "]";
-  case S_IFIFO: return "pipe:[" + ino + "]";
-  default:
-    return "anon:[" + std::to_string(ref.dev >> 20) + ":" + std::to_string(ref.dev & 0xfffff) + ":" +
-           ino + "]";
+    case S_IFSOCK: return "socket:[" + ino + "]";
+    case S_IFIFO: return "pipe:[" + ino + "]";
+    default:
+      return "anon:[" + std::to_string(ref.dev >> 20) + ":" + std::to_string(ref.dev & 0xfffff) + ":" + ino +
+             "]";
   }
 }
 
@@ -131,7 +134,7 @@ void decoder::snapshot_fds(uint32_t pid)
     std::string link = dir + "/" + e->d_name;
     char target[4096];
     ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
-    struct stat st{};
+    struct stat st {};
     if (n <= 0 || stat(link.c_str(), &st) != 0)
       continue;
     file_key key{kernel_dev(major(st.st_dev), minor(st.st_dev)), st.st_ino};

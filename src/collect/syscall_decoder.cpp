@@ -16,9 +16,9 @@ namespace {
 int64_t shown_value(uint64_t raw, arg_format format)
 {
   switch (format) {
-  case arg_format::i32: return static_cast<int32_t>(raw);
-  case arg_format::u64:
-  case arg_format::i64: return static_cast<int64_t>(raw);
+    case arg_format::i32: return static_cast<int32_t>(raw);
+    case arg_format::u64:
+    case arg_format::i64: return static_cast<int64_t>(raw);
   }
   return static_cast<int64_t>(raw);
 }
@@ -38,7 +38,7 @@ uint64_t decoder::file_hash(const dc_file_ref& ref, uint32_t tgid, int64_t fd)
   if (fd >= 0 && (ref.mode & S_IFMT) != S_IFSOCK) {
     std::string link = "/proc/" + std::to_string(tgid) + "/fd/" + std::to_string(fd);
     char target[4096];
-    struct stat st{};
+    struct stat st {};
     ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
     if (n > 0 && stat(link.c_str(), &st) == 0 && st.st_ino == ref.ino &&
         kernel_dev(major(st.st_dev), minor(st.st_dev)) == ref.dev)

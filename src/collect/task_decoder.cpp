@@ -18,8 +18,7 @@ std::string command_of(const dc_task_event& ev)
 {
   size_t len = std::min<size_t>(ev.argv_len, sizeof(ev.argv));
   std::string cmd(ev.argv, len);
-  while (!cmd.empty() && cmd.back() == '\0')
-    cmd.pop_back();
+  while (!cmd.empty() && cmd.back() == '\0') cmd.pop_back();
   for (char& c : cmd)
     if (c == '\0')
       c = ' ';
@@ -34,28 +33,28 @@ void decoder::decode_task(const dc_task_event& ev)
   process_info& p = state_.processes[pid];
   p.pid = pid;
   switch (ev.op) {
-  case DC_TASK_EXEC:
-    if (p.parent == 0)
+    case DC_TASK_EXEC:
+      if (p.parent == 0)
+        p.parent = ev.ppid;
+      p.comm = comm_of(ev);
+      p.command = command_of(ev);
+      if (p.command.empty())
+        p.command = p.comm;
+      p.threads.clear();
+      p.threads[ev.hdr.tid].comm = p.comm;
+      break;
+    case DC_TASK_FORK: {
       p.parent = ev.ppid;
-    p.comm = comm_of(ev);
-    p.command = command_of(ev);
-    if (p.command.empty())
-      p.command = p.comm;
-    p.threads.clear();
-    p.threads[ev.hdr.tid].comm = p.comm;
-    break;
-  case DC_TASK_FORK: {
-    p.parent = ev.ppid;
-    auto parent = state_.processes.find(ev.ppid);
-    if (parent != state_.processes.end())
-      p.command = parent->second.command;
-    p.comm = comm_of(ev);
-    p.threads[ev.hdr.tid].comm = p.comm;
-    break;
-  }
-  case DC_TASK_THREAD: p.threads[ev.hdr.tid].comm = comm_of(ev); break;
-  case DC_TASK_EXIT: p.exit_status = static_cast<int>(ev.exit_code); break;
-  default: ++malformed_;
+      auto parent = state_.processes.find(ev.ppid);
+      if (parent != state_.processes.end())
+        p.command = parent->second.command;
+      p.comm = comm_of(ev);
+      p.threads[ev.hdr.tid].comm = p.comm;
+      break;
+    }
+    case DC_TASK_THREAD: p.threads[ev.hdr.tid].comm = comm_of(ev); break;
+    case DC_TASK_EXIT: p.exit_status = static_cast<int>(ev.exit_code); break;
+    default: ++malformed_;
   }
 }
 

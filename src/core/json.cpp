@@ -40,21 +40,21 @@ void append_json_string(std::string& out, std::string_view s)
       continue;
     }
     switch (c) {
-    case '"': out.append("\\\""); break;
-    case '\\': out.append("\\\\"); break;
-    case '\n': out.append("\\n"); break;
-    case '\r': out.append("\\r"); break;
-    case '\t': out.append("\\t"); break;
-    case '\b': out.append("\\b"); break;
-    case '\f': out.append("\\f"); break;
-    default:
-      if (c < 0x20) {
-        out.append("\\u00");
-        out.push_back(hex[c >> 4]);
-        out.push_back(hex[c & 0xf]);
-      } else {
-        out.push_back(static_cast<char>(c));
-      }
+      case '"': out.append("\\\""); break;
+      case '\\': out.append("\\\\"); break;
+      case '\n': out.append("\\n"); break;
+      case '\r': out.append("\\r"); break;
+      case '\t': out.append("\\t"); break;
+      case '\b': out.append("\\b"); break;
+      case '\f': out.append("\\f"); break;
+      default:
+        if (c < 0x20) {
+          out.append("\\u00");
+          out.push_back(hex[c >> 4]);
+          out.push_back(hex[c & 0xf]);
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
     }
     ++i;
   }

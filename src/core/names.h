@@ -65,7 +65,7 @@ struct process_info {
   uint32_t parent = 0;
   std::string command;  // the command line, arguments separated by spaces
   std::string comm;
-  int exit_status = -1; // wait(2) status, -1 while unknown
+  int exit_status = -1;  // wait(2) status, -1 while unknown
   std::map<uint32_t, thread_info> threads;
 };
 

@@ -14,8 +14,14 @@ constexpr auto uns = arg_format::u64;
 constexpr auto i32 = arg_format::i32;
 
 // spec fields: traced, fd_a, fd_b, fd_at_entry, path_a, path_b, dirfd_a, dirfd_b
-constexpr dc_syscall_spec fd_call(int8_t fd) { return {1, fd, none, 0, none, none, none, none}; }
-constexpr dc_syscall_spec no_file() { return {1, none, none, 0, none, none, none, none}; }
+constexpr dc_syscall_spec fd_call(int8_t fd)
+{
+  return {1, fd, none, 0, none, none, none, none};
+}
+constexpr dc_syscall_spec no_file()
+{
+  return {1, none, none, 0, none, none, none, none};
+}
 constexpr dc_syscall_spec path_call(int8_t path, int8_t dirfd = none)
 {
   return {1, none, none, 0, path, none, dirfd, none};
@@ -24,7 +30,10 @@ constexpr dc_syscall_spec open_call(int8_t path, int8_t dirfd = none)
 {
   return {1, ret_fd, none, 0, path, none, dirfd, none};
 }
-constexpr dc_syscall_spec two_fds(int8_t a, int8_t b) { return {1, a, b, 0, none, none, none, none}; }
+constexpr dc_syscall_spec two_fds(int8_t a, int8_t b)
+{
+  return {1, a, b, 0, none, none, none, none};
+}
 constexpr dc_syscall_spec two_paths(int8_t a, int8_t b, int8_t dirfd_a = none, int8_t dirfd_b = none)
 {
   return {1, none, none, 0, a, b, dirfd_a, dirfd_b};
@@ -32,7 +41,11 @@ constexpr dc_syscall_spec two_paths(int8_t a, int8_t b, int8_t dirfd_a = none, i
 
 constexpr shown_arg fd0{"fd", 0, i32};
 
-#define DC_SYSCALL(name, ...) syscall_info{SYS_##name, #name, __VA_ARGS__}
+#define DC_SYSCALL(name, ...)      \
+  syscall_info                     \
+  {                                \
+    SYS_##name, #name, __VA_ARGS__ \
+  }
 
 std::vector<syscall_info> build_table()
 {
@@ -114,7 +127,8 @@ std::vector<syscall_info> build_table()
       DC_SYSCALL(pipe, no_file(), {}, false),
 #endif
       DC_SYSCALL(pipe2, no_file(), {{{"flags", 1}}}, false),
-      DC_SYSCALL(socket, {1, ret_fd, none, 0, none, none, none, none}, {{{"domain", 0}, {"type", 1}, {"protocol", 2}}}, false),
+      DC_SYSCALL(socket, {1, ret_fd, none, 0, none, none, none, none},
+                 {{{"domain", 0}, {"type", 1}, {"protocol", 2}}}, false),
       DC_SYSCALL(connect, fd_call(0), {{fd0}}, false),
       DC_SYSCALL(bind, fd_call(0), {{fd0}}, false),
       DC_SYSCALL(listen, fd_call(0), {{fd0, {"backlog", 1}}}, false),
@@ -136,7 +150,8 @@ std::vector<syscall_info> build_table()
 #ifdef SYS_sendfile
       DC_SYSCALL(sendfile, two_fds(0, 1), {{{"fd", 0, i32}, {"in_fd", 1, i32}, {"count", 3, uns}}}, true),
 #endif
-      DC_SYSCALL(splice, two_fds(0, 2), {{{"fd", 0, i32}, {"out_fd", 2, i32}, {"count", 4, uns}, {"flags", 5}}}, true),
+      DC_SYSCALL(splice, two_fds(0, 2),
+                 {{{"fd", 0, i32}, {"out_fd", 2, i32}, {"count", 4, uns}, {"flags", 5}}}, true),
       DC_SYSCALL(copy_file_range, two_fds(0, 2),
                  {{{"fd", 0, i32}, {"out_fd", 2, i32}, {"count", 4, uns}, {"flags", 5}}}, true),
       DC_SYSCALL(io_uring_enter, fd_call(0), {{fd0, {"to_submit", 1}, {"min_complete", 2}, {"flags", 3}}},
@@ -173,7 +188,10 @@ const std::array<const syscall_info*, DC_MAX_SYSCALL_NR>& by_number()
 
 }  // namespace
 
-std::span<const syscall_info> traced_syscalls() { return table(); }
+std::span<const syscall_info> traced_syscalls()
+{
+  return table();
+}
 
 const syscall_info* find_syscall(uint32_t nr)
 {

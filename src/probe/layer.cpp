@@ -9,8 +9,7 @@ namespace dc {
 
 layer::~layer()
 {
-  for (bpf_link* l : links_)
-    bpf_link__destroy(l);
+  for (bpf_link* l : links_) bpf_link__destroy(l);
 }
 
 namespace {

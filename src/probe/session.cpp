@@ -47,8 +47,8 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     return std::unexpected(ok.error());
   for (auto& l : make_layers()) {
     if (auto loaded = l->load(s->maps_); !loaded) {
-      s->reports_.push_back({std::string(l->name()), std::string(l->category()), false, {},
-                             loaded.error().message});
+      s->reports_.push_back(
+          {std::string(l->name()), std::string(l->category()), false, {}, loaded.error().message});
       continue;
     }
     s->reports_.push_back(l->attach());
@@ -90,8 +90,7 @@ result<> session::open_process_tracking(const session_options& options)
 session::~session()
 {
   layers_.clear();
-  for (bpf_link* l : process_links_)
-    bpf_link__destroy(l);
+  for (bpf_link* l : process_links_) bpf_link__destroy(l);
   process_bpf__destroy(process_);
 }
 
@@ -103,7 +102,10 @@ result<> session::arm(uint32_t pid)
   return {};
 }
 
-void session::disarm(uint32_t pid) { bpf_map_delete_elem(maps_.traced_fd, &pid); }
+void session::disarm(uint32_t pid)
+{
+  bpf_map_delete_elem(maps_.traced_fd, &pid);
+}
 
 loss_counts session::losses() const
 {
@@ -116,8 +118,7 @@ loss_counts session::losses() const
     if (bpf_map_lookup_elem(maps_.lost_fd, &kind, per_cpu.data()) != 0)
       continue;
     uint64_t sum = 0;
-    for (uint64_t v : per_cpu)
-      sum += v;
+    for (uint64_t v : per_cpu) sum += v;
     (kind == DC_LOSS_RING_FULL ? total.ring_full : total.no_state) = sum;
   }
   return total;

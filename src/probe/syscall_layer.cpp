@@ -47,6 +47,9 @@ class syscall_layer final : public layer {
 
 }  // namespace
 
-std::unique_ptr<layer> make_syscall_layer() { return std::make_unique<syscall_layer>(); }
+std::unique_ptr<layer> make_syscall_layer()
+{
+  return std::make_unique<syscall_layer>();
+}
 
 }  // namespace dc

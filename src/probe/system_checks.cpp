@@ -29,7 +29,7 @@ uint64_t effective_caps()
 
 bool exists(const char* path)
 {
-  struct stat st{};
+  struct stat st {};
   return stat(path, &st) == 0;
 }
 
@@ -50,8 +50,8 @@ result<std::string> ensure_tracefs()
   if (exists("/sys/kernel/tracing/events"))
     return std::string();
   if (::mount("nodev", dir, "tracefs", 0, nullptr) != 0)
-    return fail(std::string("tracefs is not mounted at ") + dir + " and mounting it failed: " +
-                std::strerror(errno) + "; tracepoint layers cannot attach");
+    return fail(std::string("tracefs is not mounted at ") + dir +
+                " and mounting it failed: " + std::strerror(errno) + "; tracepoint layers cannot attach");
   return std::string("mounted tracefs at ") + dir;
 }
 

@@ -29,9 +29,12 @@ gzip_member_writer::gzip_member_writer(int fd, std::string path, libdeflate_comp
 }
 
 gzip_member_writer::gzip_member_writer(gzip_member_writer&& o) noexcept
-    : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)),
-      compressor_(std::exchange(o.compressor_, nullptr)), pending_(std::move(o.pending_)),
-      compressed_(std::move(o.compressed_)), members_(o.members_)
+    : fd_(std::exchange(o.fd_, -1)),
+      path_(std::move(o.path_)),
+      compressor_(std::exchange(o.compressor_, nullptr)),
+      pending_(std::move(o.pending_)),
+      compressed_(std::move(o.compressed_)),
+      members_(o.members_)
 {
 }
 
@@ -61,8 +64,8 @@ result<> gzip_member_writer::flush_member()
   if (fd_ < 0)
     return fail("trace file '" + path_ + "' is already closed");
   compressed_.resize(libdeflate_gzip_compress_bound(compressor_, pending_.size()));
-  size_t n = libdeflate_gzip_compress(compressor_, pending_.data(), pending_.size(),
-                                      compressed_.data(), compressed_.size());
+  size_t n = libdeflate_gzip_compress(compressor_, pending_.data(), pending_.size(), compressed_.data(),
+                                      compressed_.size());
   if (n == 0)
     return fail("gzip compression failed for '" + path_ + "'");
   for (size_t done = 0; done < n;) {

@@ -6,7 +6,10 @@
 namespace dc {
 
 pfw_writer::pfw_writer(gzip_member_writer out, std::string host, uint32_t root_pid)
-    : out_(std::move(out)), host_(std::move(host)), hhash_(string_hash(host_)), root_pid_(root_pid),
+    : out_(std::move(out)),
+      host_(std::move(host)),
+      hhash_(string_hash(host_)),
+      root_pid_(root_pid),
       last_flush_(std::chrono::steady_clock::now())
 {
   std::string& b = out_.buffer();
@@ -82,8 +85,7 @@ void pfw_writer::write_event(const trace_event& ev, const trace_names& names)
   append_field(b, "dur", ev.dur_us);
   b.append(",\"ph\":\"X\",\"args\":{");
   append_field(b, "hhash", hhash_, true);
-  for (uint8_t i = 0; i < ev.arg_count; ++i)
-    append_field(b, ev.args[i].key, ev.args[i].value);
+  for (uint8_t i = 0; i < ev.arg_count; ++i) append_field(b, ev.args[i].key, ev.args[i].value);
   if (ev.fhash)
     append_field(b, "fhash", ev.fhash);
   if (ev.fhash2)

@@ -11,7 +11,10 @@
 namespace dc::test {
 namespace {
 
-std::string tool() { return DATACRUMBS_BIN; }
+std::string tool()
+{
+  return DATACRUMBS_BIN;
+}
 
 TEST_F(runtime_test, ExitsWithTheCommandsStatus)
 {
@@ -27,7 +30,8 @@ TEST_F(runtime_test, SigtermReachesTheCommandAndTheTraceIsCompleted)
   std::string trace = dir / "trace.pfw.gz";
   pid_t t = fork();
   if (t == 0) {
-    execl(DATACRUMBS_BIN, DATACRUMBS_BIN, "run", "-o", trace.c_str(), "--", "sleep", "30", static_cast<char*>(nullptr));
+    execl(DATACRUMBS_BIN, DATACRUMBS_BIN, "run", "-o", trace.c_str(), "--", "sleep", "30",
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
@@ -59,7 +63,8 @@ TEST_F(runtime_test, BadInputGetsOneClearLine)
   std::string touch = "touch " + shell_quote(dir / "ran");
   expect_refused(dir, "run --bogus -- " + touch, 2, "--bogus");
   expect_refused(dir, "run -o /nonexistent-dir/t.pfw.gz -- " + touch, 1, "/nonexistent-dir/t.pfw.gz");
-  expect_refused(dir, "run --summary /nonexistent-dir/s.json -o " + shell_quote(dir / "t.pfw.gz") + " -- " + touch,
+  expect_refused(dir,
+                 "run --summary /nonexistent-dir/s.json -o " + shell_quote(dir / "t.pfw.gz") + " -- " + touch,
                  1, "/nonexistent-dir/s.json");
   EXPECT_FALSE(std::filesystem::exists(dir / "t.pfw.gz")) << "a trace was left behind";
   expect_refused(dir, "run -o " + shell_quote(dir / "t.pfw.gz") + " -- no-such-command-xyz", 127,
@@ -72,9 +77,9 @@ TEST_F(runtime_test, RefusesWithoutPrivilegesAndWritesNothing)
 {
   std::filesystem::permissions(dir.path, std::filesystem::perms::all);
   std::string err = dir / "err.txt";
-  int got = run_shell("setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all " + tool() + " run -o " +
-                      shell_quote(dir / "t.pfw.gz") + " -- touch " + shell_quote(dir / "ran") + " 2>" +
-                      shell_quote(err));
+  int got = run_shell("setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all " + tool() +
+                      " run -o " + shell_quote(dir / "t.pfw.gz") + " -- touch " + shell_quote(dir / "ran") +
+                      " 2>" + shell_quote(err));
   std::string text = read_file(err);
   EXPECT_NE(got, 0);
   EXPECT_NE(text.find("root"), std::string::npos) << text;

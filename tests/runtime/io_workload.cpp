@@ -79,14 +79,15 @@ int main(int argc, char** argv)
       tids[static_cast<size_t>(t)] = syscall(SYS_gettid);
       std::vector<char> buf(size, static_cast<char>('a' + t));
       for (int k = 0; k < ops; ++k)
-        if (pwrite(fd, buf.data(), size, static_cast<off_t>((t * ops + k) * size)) != static_cast<ssize_t>(size))
+        if (pwrite(fd, buf.data(), size, static_cast<off_t>((t * ops + k) * size)) !=
+            static_cast<ssize_t>(size))
           std::exit(5);
       for (int k = 0; k < ops; ++k)
-        if (pread(fd, buf.data(), size, static_cast<off_t>((t * ops + k) * size)) != static_cast<ssize_t>(size))
+        if (pread(fd, buf.data(), size, static_cast<off_t>((t * ops + k) * size)) !=
+            static_cast<ssize_t>(size))
           std::exit(6);
     });
-  for (auto& w : workers)
-    w.join();
+  for (auto& w : workers) w.join();
 
   pid_t child = fork();
   if (child == 0) {
@@ -107,8 +108,7 @@ int main(int argc, char** argv)
   proc_io after = read_proc_io();
 
   std::string tid_list;
-  for (long t : tids)
-    tid_list += (tid_list.empty() ? "" : ",") + std::to_string(t);
+  for (long t : tids) tid_list += (tid_list.empty() ? "" : ",") + std::to_string(t);
   write_all(result, "{\"pid\":" + std::to_string(getpid()) + ",\"child_pid\":" + std::to_string(child) +
                         ",\"tids\":[" + tid_list + "],\"io\":" + delta_json(before, after) + "}\n");
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;

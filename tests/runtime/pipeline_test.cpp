@@ -18,8 +18,7 @@ std::map<std::string, uint64_t> strace_counts(const std::string& path)
   while (std::getline(in, line)) {
     std::istringstream fields(line);
     std::vector<std::string> f;
-    for (std::string x; fields >> x;)
-      f.push_back(x);
+    for (std::string x; fields >> x;) f.push_back(x);
     if (f.size() < 5 || f[0] == "%" || f[0].starts_with("-") || f.back() == "total")
       continue;
     counts[f.back()] = std::stoull(f[3]);
@@ -33,7 +32,8 @@ struct pipeline : runtime_test {
   std::string script_in(const std::string& name)
   {
     std::string d = dir / name;
-    EXPECT_EQ(run_shell("mkdir " + shell_quote(d) + " && seq 1 200000 > " + shell_quote(d + "/numbers.txt")), 0);
+    EXPECT_EQ(run_shell("mkdir " + shell_quote(d) + " && seq 1 200000 > " + shell_quote(d + "/numbers.txt")),
+              0);
     return "sh -c " + shell_quote("cd " + shell_quote(d) + script);
   }
   std::string script;
@@ -42,13 +42,14 @@ struct pipeline : runtime_test {
     runtime_test::SetUp();
     // Real tools, one after another; the one pipe carries a single small write so that read
     // counts do not depend on scheduling (a pipe read returns whatever has arrived so far).
-    script = " && cat numbers.txt > copy.txt && grep -c 7 copy.txt > sevens.txt"
-             " && sort --parallel=1 -r numbers.txt > sorted.txt && head -n 3 sorted.txt > top.txt"
-             " && cp numbers.txt copy2.txt && wc -l copy2.txt > /dev/null && tail -c 100 copy2.txt > /dev/null"
-             " && mkdir -p d/e && mv copy.txt d/e/moved.txt && ls -la d/e > /dev/null"
-             " && echo one-line | tr a-z A-Z > upper.txt"
-             " && dd if=numbers.txt of=dd.out bs=4096 count=20 2>/dev/null"
-             " && stat missing.txt 2>/dev/null; rm -r d; cat sevens.txt top.txt > /dev/null";
+    script =
+        " && cat numbers.txt > copy.txt && grep -c 7 copy.txt > sevens.txt"
+        " && sort --parallel=1 -r numbers.txt > sorted.txt && head -n 3 sorted.txt > top.txt"
+        " && cp numbers.txt copy2.txt && wc -l copy2.txt > /dev/null && tail -c 100 copy2.txt > /dev/null"
+        " && mkdir -p d/e && mv copy.txt d/e/moved.txt && ls -la d/e > /dev/null"
+        " && echo one-line | tr a-z A-Z > upper.txt"
+        " && dd if=numbers.txt of=dd.out bs=4096 count=20 2>/dev/null"
+        " && stat missing.txt 2>/dev/null; rm -r d; cat sevens.txt top.txt > /dev/null";
   }
 };
 
@@ -77,8 +78,7 @@ TEST_F(pipeline, PerSyscallCountsEqualStrace)
 
   // The trace holds exactly the events the summary counts.
   std::map<std::string, uint64_t> in_trace;
-  for (const auto& e : complete_events(run.trace))
-    ++in_trace[e["name"].get<std::string>()];
+  for (const auto& e : complete_events(run.trace)) ++in_trace[e["name"].get<std::string>()];
   for (const auto& [name, stats] : ours.items())
     EXPECT_EQ(in_trace[name], stats["count"].get<uint64_t>()) << name;
 }

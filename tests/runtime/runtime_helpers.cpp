@@ -21,13 +21,15 @@ scratch_dir::scratch_dir()
   path = std::filesystem::canonical(tmpl).string();
 }
 
-scratch_dir::~scratch_dir() { std::filesystem::remove_all(path); }
+scratch_dir::~scratch_dir()
+{
+  std::filesystem::remove_all(path);
+}
 
 std::string shell_quote(const std::string& s)
 {
   std::string out = "'";
-  for (char c : s)
-    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 

@@ -54,7 +54,8 @@ TEST_F(runtime_test, FilesOpenedBeforeTracingResolveToTheirPaths)
   ASSERT_EQ(run_shell("echo hello > " + shell_quote(input)), 0);
   // fd 5 and stdout are opened by the calling shell, before the tool starts the command.
   std::string cmd = "exec 5<" + shell_quote(input) + "; " + DATACRUMBS_BIN + " run -o " +
-                    shell_quote(dir / "trace.pfw.gz") + " -- sh -c 'cat <&5' >" + shell_quote(output) + " 2>/dev/null";
+                    shell_quote(dir / "trace.pfw.gz") + " -- sh -c 'cat <&5' >" + shell_quote(output) +
+                    " 2>/dev/null";
   ASSERT_EQ(run_shell("bash -c " + shell_quote(cmd)), 0);
   auto trace = parse_trace_text(read_gzip_members(dir / "trace.pfw.gz").text);
   auto names = file_names(trace);
@@ -63,7 +64,8 @@ TEST_F(runtime_test, FilesOpenedBeforeTracingResolveToTheirPaths)
   for (const auto& e : complete_events(trace)) {
     if (e["args"]["ret"] != 6)
       continue;
-    std::string first = names[e["args"].value("fhash", 0ull)], second = names[e["args"].value("fhash2", 0ull)];
+    std::string first = names[e["args"].value("fhash", 0ull)],
+                second = names[e["args"].value("fhash2", 0ull)];
     read_input |= first == input;
     wrote_output |= first == output || second == output;
   }
@@ -75,7 +77,8 @@ TEST_F(runtime_test, SigkilledTracerLeavesAReadablePrefix)
 {
   std::string trace = dir / "trace.pfw.gz";
   // Runs until killed; the marker lets the test find and end it afterwards.
-  std::string workload = "while :; do echo sigkill-prefix-marker; sleep 0.01; done > " + shell_quote(dir / "o");
+  std::string workload =
+      "while :; do echo sigkill-prefix-marker; sleep 0.01; done > " + shell_quote(dir / "o");
   pid_t tool = fork();
   if (tool == 0) {
     execl(DATACRUMBS_BIN, DATACRUMBS_BIN, "run", "-o", trace.c_str(), "--", "sh", "-c", workload.c_str(),

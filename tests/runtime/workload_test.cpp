@@ -40,8 +40,8 @@ void count_io(io_counts& c, const nlohmann::json& e)
 // What /proc/PID/io should show between two reads of it by `pid`: the first read counts, the
 // second does not (the kernel shows counts from before the read that asks). A child reaped in
 // between is added whole (the kernel folds a reaped child's counts into its parent's).
-io_counts counts_between_proc_io_reads(const std::vector<nlohmann::json>& events, uint32_t pid, uint64_t io_hash,
-                                       uint32_t reaped_child = 0)
+io_counts counts_between_proc_io_reads(const std::vector<nlohmann::json>& events, uint32_t pid,
+                                       uint64_t io_hash, uint32_t reaped_child = 0)
 {
   io_counts c;
   int seen = 0;
@@ -80,8 +80,7 @@ TEST_F(runtime_test, ThreadsAndAForkedChildMatchWhatTheyDidAndProcIo)
   auto child_truth = nlohmann::json::parse(read_file(result + ".child"));
   uint32_t pid = truth["pid"], child = truth["child_pid"];
   std::set<uint32_t> worker_tids;
-  for (const auto& t : truth["tids"])
-    worker_tids.insert(t.get<uint32_t>());
+  for (const auto& t : truth["tids"]) worker_tids.insert(t.get<uint32_t>());
   ASSERT_EQ(worker_tids.size(), static_cast<size_t>(threads));
 
   auto events = complete_events(run.trace);

@@ -32,7 +32,8 @@ TEST(Paths, ResolvesRelativeToTheBase)
 }
 
 struct decoder_fixture : ::testing::Test {
-  std::string path = (std::filesystem::temp_directory_path() / ("d." + std::to_string(getpid()) + ".pfw.gz")).string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("d." + std::to_string(getpid()) + ".pfw.gz")).string();
   summary_builder summary;
   std::optional<pfw_writer> writer;
   std::optional<decoder> dec;
@@ -75,8 +76,8 @@ struct decoder_fixture : ::testing::Test {
     dec->decode(&ev, sizeof(ev));
   }
 
-  void feed_path(uint32_t kind, uint32_t tid, std::string_view raw, std::string_view components, dc_file_ref f = {},
-                 uint8_t slot = 0)
+  void feed_path(uint32_t kind, uint32_t tid, std::string_view raw, std::string_view components,
+                 dc_file_ref f = {}, uint8_t slot = 0)
   {
     dc_path_record rec{};
     rec.hdr = header(kind, tid);

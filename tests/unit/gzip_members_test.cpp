@@ -12,7 +12,8 @@ namespace {
 
 std::string temp_path(const char* name)
 {
-  return (std::filesystem::temp_directory_path() / (std::string(name) + "." + std::to_string(getpid()))).string();
+  return (std::filesystem::temp_directory_path() / (std::string(name) + "." + std::to_string(getpid())))
+      .string();
 }
 
 TEST(GzipMembers, EachFlushIsOneCompleteMember)
@@ -57,7 +58,9 @@ TEST(GzipMembers, RefusesToFollowASymlink)
 {
   std::string target = temp_path("target");
   std::string link = temp_path("link.gz");
-  { std::ofstream(target) << "keep me"; }
+  {
+    std::ofstream(target) << "keep me";
+  }
   std::filesystem::remove(link);
   std::filesystem::create_symlink(target, link);
   auto w = gzip_member_writer::create(link);

@@ -27,15 +27,14 @@ TEST(JsonString, KeepsValidUtf8AndReplacesInvalidBytes)
 {
   EXPECT_EQ(as_json("h\xc3\xa9llo \xe2\x82\xac"), "\"h\xc3\xa9llo \xe2\x82\xac\"");
   EXPECT_EQ(as_json("bad\xff"), "\"bad\\ufffd\"");
-  EXPECT_EQ(as_json("\xc0\xaf"), "\"\\ufffd\\ufffd\"");   // overlong '/'
-  EXPECT_EQ(as_json("\xe2\x82"), "\"\\ufffd\\ufffd\"");   // truncated sequence
+  EXPECT_EQ(as_json("\xc0\xaf"), "\"\\ufffd\\ufffd\"");  // overlong '/'
+  EXPECT_EQ(as_json("\xe2\x82"), "\"\\ufffd\\ufffd\"");  // truncated sequence
 }
 
 TEST(JsonString, EveryByteValueRoundTripsThroughAParser)
 {
   std::string all;
-  for (int c = 0; c < 128; ++c)
-    all.push_back(static_cast<char>(c));
+  for (int c = 0; c < 128; ++c) all.push_back(static_cast<char>(c));
   std::string line = "{\"k\":" + as_json(all) + "}";
   EXPECT_EQ(nlohmann::json::parse(line)["k"].get<std::string>(), all);
 }

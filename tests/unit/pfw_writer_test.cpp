@@ -11,7 +11,8 @@ namespace dc {
 namespace {
 
 struct writer_fixture : ::testing::Test {
-  std::string path = (std::filesystem::temp_directory_path() / ("w." + std::to_string(getpid()) + ".pfw.gz")).string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("w." + std::to_string(getpid()) + ".pfw.gz")).string();
   name_table names;
   process_table processes;
   void TearDown() override { std::filesystem::remove(path); }

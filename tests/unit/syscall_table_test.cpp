@@ -40,15 +40,17 @@ TEST(SyscallTable, ArgumentIndexesAreInRange)
 
 TEST(SyscallTable, CoversTheIssueList)
 {
-  for (const char* name :
-       {"openat", "openat2", "close", "close_range", "read", "write", "pread64", "pwrite64", "readv", "writev",
-        "preadv", "pwritev", "preadv2", "pwritev2", "lseek", "fsync", "fdatasync", "sync", "syncfs",
-        "sync_file_range", "fallocate", "ftruncate", "truncate", "fstat", "newfstatat", "statx", "faccessat",
-        "unlinkat", "renameat2", "mkdirat", "getdents64", "mmap", "munmap", "msync", "dup", "dup3", "fcntl",
-        "splice", "copy_file_range", "io_uring_enter", "sendto", "recvfrom", "sendmsg", "recvmsg"}) {
+  for (const char* name : {"openat",     "openat2",   "close",    "close_range",     "read",
+                           "write",      "pread64",   "pwrite64", "readv",           "writev",
+                           "preadv",     "pwritev",   "preadv2",  "pwritev2",        "lseek",
+                           "fsync",      "fdatasync", "sync",     "syncfs",          "sync_file_range",
+                           "fallocate",  "ftruncate", "truncate", "fstat",           "newfstatat",
+                           "statx",      "faccessat", "unlinkat", "renameat2",       "mkdirat",
+                           "getdents64", "mmap",      "munmap",   "msync",           "dup",
+                           "dup3",       "fcntl",     "splice",   "copy_file_range", "io_uring_enter",
+                           "sendto",     "recvfrom",  "sendmsg",  "recvmsg"}) {
     bool found = false;
-    for (const auto& s : traced_syscalls())
-      found |= s.name == name;
+    for (const auto& s : traced_syscalls()) found |= s.name == name;
     EXPECT_TRUE(found) << name;
   }
 }

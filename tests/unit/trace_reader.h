@@ -11,9 +11,9 @@
 namespace dc::test {
 
 struct gzip_contents {
-  std::string text;               // the concatenated output of every complete member
+  std::string text;  // the concatenated output of every complete member
   size_t complete_members = 0;
-  bool truncated_tail = false;    // bytes after the last complete member
+  bool truncated_tail = false;  // bytes after the last complete member
 };
 
 gzip_contents read_gzip_members(const std::string& path);
