@@ -29,7 +29,13 @@ int main(int argc, char** argv)
   run_cmd->add_option("--summary", run.summary_path, "write the run summary as JSON to this file");
   run_cmd->add_option("--ring-mb", run.ring_bytes, "event ring size in MiB (power of two)")
       ->transform([](std::string s) { return std::to_string(std::stoull(s) << 20); })
-      ->check(CLI::Range(1ull << 20, 1ull << 31));
+      ->check(CLI::Range(1ull << 20, 1ull << 31))
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            uint64_t n = std::stoull(v);
+            return (n & (n - 1)) == 0 ? std::string() : std::string("the ring size must be a power of two");
+          },
+          "POWER_OF_TWO"));
   run_cmd->add_flag("-v,--verbose", run.verbose, "print libbpf's messages");
   run_cmd->add_option("command", run.command, "the command to trace, after --")->required();
   run_cmd->prefix_command(false);

@@ -51,9 +51,21 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
   std::string& b = out_.buffer();
   auto proc = names.processes.find(ev.pid);
   if (named_pids_.insert(ev.pid).second) {
+    // The command line goes in an SH (string hash) line; process_name refers to it.
+    bool known = proc != names.processes.end();
+    uint64_t cmd_hash = known ? string_hash(proc->second.command) : 0;
+    if (known) {
+      begin_metadata("SH", ev.pid, ev.pid);
+      append_string_field(b, "name", proc->second.command);
+      append_field(b, "value", cmd_hash);
+      b.append("}}\n");
+    }
     begin_metadata("process_name", ev.pid, ev.pid);
-    std::string_view name = proc == names.processes.end() ? std::string_view("?") : proc->second.comm;
-    append_string_field(b, "name", name);
+    append_string_field(b, "name", known ? std::string_view(proc->second.comm) : std::string_view("?"));
+    if (known) {
+      append_field(b, "cmd_hash", cmd_hash);
+      append_field(b, "ppid", proc->second.parent);
+    }
     b.append("}}\n");
   }
   if (named_tids_.insert(ev.tid).second) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "core/hash.h"
 #include "sink/pfw_writer.h"
 #include "unit/trace_reader.h"
 
@@ -70,6 +71,14 @@ TEST_F(writer_fixture, WritesDftracerLinesWithMetadataBeforeFirstUse)
     }
     if (j["name"] == "thread_name" && j["tid"] == 101) {
       EXPECT_EQ(j["args"]["name"], "worker");
+    }
+    if (j["name"] == "process_name") {
+      EXPECT_EQ(j["args"]["name"], "app");
+      EXPECT_EQ(j["args"]["ppid"], 1);
+      EXPECT_EQ(j["args"]["cmd_hash"], string_hash("app --flag"));
+    }
+    if (j["name"] == "SH") {
+      EXPECT_EQ(j["args"]["name"], "app --flag");
     }
     if (j["name"] == "end") {
       EXPECT_EQ(j["args"]["events_lost"], 3);
