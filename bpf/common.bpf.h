@@ -69,10 +69,10 @@ static __always_inline __u64 dc_submit_flags(void)
 
 static __always_inline void dc_fill_header(struct dc_record_header* h, __u32 kind, __u64 ts)
 {
-  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  struct task_struct* task = bpf_get_current_task_btf();
   h->kind = kind;
-  h->tgid = pid_tgid >> 32;
-  h->tid = (__u32)pid_tgid;
+  h->tgid = task->tgid;
+  h->tid = task->pid;
   h->reserved = 0;
   h->ts_ns = ts;
 }
@@ -94,8 +94,12 @@ static __always_inline struct file* dc_fd_file(long fd)
   struct fdtable* fdt = files->fdt;
   if (!fdt || fd >= fdt->max_fds)
     return NULL;
-  struct file** slots = fdt->fd;
-  bpf_probe_read_kernel(&f, sizeof(f), (void*)((__u64)slots + fd * sizeof(f)));
+  /* fdt->fd[fd] with a variable index is not a load the verifier allows on a typed pointer;
+   * the slot viewed as a struct kiocb (whose first field is a struct file *) is, and costs one
+   * fault-safe load instead of a helper call. */
+  struct kiocb* slot =
+      bpf_rdonly_cast((void*)((__u64)fdt->fd + fd * sizeof(f)), bpf_core_type_id_kernel(struct kiocb));
+  f = slot->ki_filp;
   if (!f)
     return NULL;
   return bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
