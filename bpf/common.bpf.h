@@ -60,9 +60,26 @@ static __always_inline void dc_count_loss(__u32 kind)
     *n += 1;
 }
 
-/* No wakeup per event: the consumer polls on a timer and is woken only when the ring fills. */
+/* Submissions per CPU, to decide when to look at the ring's fill level. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} dc_submits SEC(".maps");
+
+#define DC_FILL_CHECK_EVERY 64
+
+/* No wakeup per event: the consumer polls on a timer and is woken only when the ring passes
+ * its fill mark. The level is checked once per DC_FILL_CHECK_EVERY submissions on a CPU, so a
+ * consumer that lags (ring above the mark) costs one wakeup per 64 events, not one per event
+ * (measured: a wakeup per event triples the cost of a traced pread). */
 static __always_inline __u64 dc_submit_flags(void)
 {
+  __u32 zero = 0;
+  __u64* n = bpf_map_lookup_elem(&dc_submits, &zero);
+  if (n && (++*n % DC_FILL_CHECK_EVERY) != 0)
+    return BPF_RB_NO_WAKEUP;
   __u64 waiting = bpf_ringbuf_query(&dc_events, BPF_RB_AVAIL_DATA);
   return waiting >= dc_wake_mark ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
