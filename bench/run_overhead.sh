@@ -242,6 +242,8 @@ EOF
     cat "$tmp/verdict.md"
     cat <<EOF
 
+Where the traced cost goes, measured by disabling one piece at a time: docs/performance.md.
+
 Configs:
 
 - **untraced**: \`pread_storm FILE $ops\` on its own.
