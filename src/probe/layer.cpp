@@ -1,5 +1,6 @@
 #include "probe/layer.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include <cerrno>
@@ -42,6 +43,26 @@ layer_report layer::attach()
     r.hooks.push_back(hook_name(prog));
   }
   return r;
+}
+
+uint64_t skipped_runs(bpf_object* obj)
+{
+  uint64_t total = 0;
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, obj)
+  {
+    int fd = bpf_program__fd(prog);
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+      total += info.recursion_misses;
+  }
+  return total;
+}
+
+uint64_t layer::skipped_runs()
+{
+  return dc::skipped_runs(object());
 }
 
 result<> reuse_shared_maps(bpf_object* obj, const shared_maps& maps)

@@ -39,6 +39,8 @@ class layer {
   virtual result<> load(const shared_maps& maps) = 0;
   // Attaches every program of the loaded object, one by one.
   layer_report attach();
+  // Program runs the kernel skipped (a program re-entered on one CPU): events never seen.
+  uint64_t skipped_runs();
 
  protected:
   virtual bpf_object* object() = 0;
@@ -46,6 +48,9 @@ class layer {
  private:
   std::vector<bpf_link*> links_;
 };
+
+// Sum of the kernel's recursion misses over every program of an object.
+uint64_t skipped_runs(bpf_object* obj);
 
 // Points an object's copy of the shared maps at the session's maps before load.
 result<> reuse_shared_maps(bpf_object* obj, const shared_maps& maps);

@@ -107,7 +107,7 @@ void session::disarm(uint32_t pid)
   bpf_map_delete_elem(maps_.traced_fd, &pid);
 }
 
-loss_counts session::losses() const
+loss_counts session::losses()
 {
   loss_counts total;
   int ncpu = libbpf_num_possible_cpus();
@@ -121,6 +121,8 @@ loss_counts session::losses() const
     for (uint64_t v : per_cpu) sum += v;
     (kind == DC_LOSS_RING_FULL ? total.ring_full : total.no_state) = sum;
   }
+  total.skipped = skipped_runs(process_->obj);
+  for (const auto& l : layers_) total.skipped += l->skipped_runs();
   return total;
 }
 

@@ -28,7 +28,7 @@ class session {
   // Traces pid from its next exec on.
   result<> arm(uint32_t pid);
   void disarm(uint32_t pid);
-  loss_counts losses() const;
+  loss_counts losses();
   const std::vector<layer_report>& reports() const { return reports_; }
   const std::vector<std::string>& notes() const { return notes_; }
 

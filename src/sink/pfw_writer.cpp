@@ -122,6 +122,7 @@ result<> pfw_writer::finish(const loss_counts& lost)
   append_field(b, "events_lost", lost.total());
   append_field(b, "lost_ring_full", lost.ring_full);
   append_field(b, "lost_no_state", lost.no_state);
+  append_field(b, "lost_skipped", lost.skipped);
   b.append("}}\n]\n");
   return out_.close();
 }

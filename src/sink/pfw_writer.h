@@ -21,9 +21,10 @@ struct trace_names {
 };
 
 struct loss_counts {
-  uint64_t ring_full = 0;
-  uint64_t no_state = 0;
-  uint64_t total() const { return ring_full + no_state; }
+  uint64_t ring_full = 0;  // the ring had no room
+  uint64_t no_state = 0;   // no per-thread entry state could be created
+  uint64_t skipped = 0;    // the kernel skipped a program run (recursion on one CPU)
+  uint64_t total() const { return ring_full + no_state + skipped; }
 };
 
 class pfw_writer {

@@ -43,7 +43,8 @@ nlohmann::json summary_json(const summary_builder& s, const process_table& proce
   j["events"] = {{"written", run.events_written},
                  {"lost", run.lost.total()},
                  {"lost_ring_full", run.lost.ring_full},
-                 {"lost_no_state", run.lost.no_state}};
+                 {"lost_no_state", run.lost.no_state},
+                 {"lost_skipped", run.lost.skipped}};
   j["layers"] = layers_json(s.totals());
   nlohmann::json procs = nlohmann::json::object();
   for (const auto& [pid, info] : processes) {
