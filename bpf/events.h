@@ -10,6 +10,7 @@ typedef __u16 dc_u16;
 typedef __u32 dc_u32;
 typedef __u64 dc_u64;
 typedef __s64 dc_s64;
+typedef __s32 dc_s32;
 #else
 #include <stdint.h>
 typedef uint8_t dc_u8;
@@ -18,6 +19,7 @@ typedef uint16_t dc_u16;
 typedef uint32_t dc_u32;
 typedef uint64_t dc_u64;
 typedef int64_t dc_s64;
+typedef int32_t dc_s32;
 #endif
 
 #define DC_MAX_SYSCALL_NR 512 /* size of the per-syscall spec table */
@@ -37,6 +39,7 @@ enum dc_record_kind {
   DC_REC_FILE_NAME = 2, /* struct dc_path_record: (dev, ino) is named by a path */
   DC_REC_CALL_PATH = 3, /* struct dc_path_record: path argument of the next syscall of tid */
   DC_REC_TASK = 4,      /* struct dc_task_event */
+  DC_REC_BLOCK = 5,     /* struct dc_block_event */
 };
 
 /* Which counter of the loss map an event was lost from. */
@@ -118,6 +121,36 @@ struct dc_task_event {
   dc_u16 reserved;
   char comm[DC_COMM_LEN];
   char argv[DC_ARGV_MAX];
+};
+
+/* Block request operations (the kernel's REQ_OP_* values). */
+enum dc_block_op {
+  DC_BLOCK_READ = 0,
+  DC_BLOCK_WRITE = 1,
+  DC_BLOCK_FLUSH = 2,
+  DC_BLOCK_DISCARD = 3,
+};
+
+/* How a block request was charged to a process. */
+enum dc_block_cause {
+  DC_BLOCK_SUBMITTED = 1, /* a traced thread submitted it (direct I/O, fsync, reads) */
+  DC_BLOCK_WRITEBACK = 2, /* a kernel worker wrote pages a traced process dirtied */
+};
+
+/* One completed block request, charged to a traced process (hdr.tgid/tid) and, when its pages
+ * belong to a file, to that file. hdr.ts_ns is the issue time. */
+struct dc_block_event {
+  struct dc_record_header hdr;
+  dc_u64 service_ns; /* issue -> complete */
+  dc_u64 queue_ns;   /* insert -> issue; 0 when issued without queueing */
+  dc_u64 sector;
+  struct dc_file_ref file;
+  dc_u32 bytes;
+  dc_u32 dev; /* kernel encoding (major << 20 | minor) */
+  dc_u32 op;  /* enum dc_block_op, or another REQ_OP_* value */
+  dc_u32 cause;
+  dc_s32 error;
+  dc_u32 reserved;
 };
 
 #endif

@@ -43,6 +43,14 @@ void decoder::decode(const void* data, size_t size)
         return;
       }
       break;
+    case DC_REC_BLOCK:
+      if (size >= sizeof(dc_block_event)) {
+        dc_block_event ev;
+        std::memcpy(&ev, data, sizeof(ev));
+        decode_block(ev);
+        return;
+      }
+      break;
     case DC_REC_TASK:
       if (size >= sizeof(dc_task_event)) {
         decode_task(*static_cast<const dc_task_event*>(data));

@@ -52,6 +52,7 @@ class decoder {
   void decode_syscall(const dc_syscall_event& ev);
   void decode_path(const dc_path_record& rec, size_t size);
   void decode_task(const dc_task_event& ev);
+  void decode_block(const dc_block_event& ev);
   void emit(const trace_event& ev);
   uint64_t file_hash(const dc_file_ref& ref, uint32_t tgid, int64_t fd);
 

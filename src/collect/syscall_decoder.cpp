@@ -70,8 +70,10 @@ void decoder::decode_syscall(const dc_syscall_event& raw)
     if (!a.key.empty())
       ev.add_arg(a.key, shown_value(raw.args[a.index], a.format));
   ev.add_arg("ret", raw.ret);
-  if (info->ret_is_bytes && raw.ret > 0)
+  if (info->dir != io_dir::none && raw.ret > 0) {
     ev.bytes = static_cast<uint64_t>(raw.ret);
+    ev.dir = info->dir;
+  }
 
   const dc_syscall_spec& spec = info->spec;
   auto fd_of = [&](int8_t index) -> int64_t {

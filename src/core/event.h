@@ -7,6 +7,9 @@
 
 namespace dc {
 
+// Which way data moves, for the bytes of an event: what amplification compares.
+enum class io_dir : uint8_t { none, read, write };
+
 struct event_arg {
   std::string_view key;
   int64_t value;
@@ -19,9 +22,10 @@ struct trace_event {
   uint32_t tid = 0;           // TID
   uint64_t ts_us = 0;         // epoch microseconds
   uint64_t dur_us = 0;
-  uint64_t bytes = 0;   // data moved, for layers that move data
-  uint64_t fhash = 0;   // 0: no file
-  uint64_t fhash2 = 0;  // second file (rename target, sendfile input, ...)
+  uint64_t bytes = 0;         // data moved, for layers that move data
+  io_dir dir = io_dir::none;  // which way `bytes` moved
+  uint64_t fhash = 0;         // 0: no file
+  uint64_t fhash2 = 0;        // second file (rename target, sendfile input, ...)
   std::array<event_arg, 8> args{};
   uint8_t arg_count = 0;
 

@@ -12,6 +12,8 @@ extern "C" {
 #include "events.h"
 }
 
+#include "core/event.h"
+
 namespace dc {
 
 // How an argument is shown in the trace's args.
@@ -28,7 +30,7 @@ struct syscall_info {
   std::string_view name;
   dc_syscall_spec spec;
   std::array<shown_arg, 4> args;  // key empty = unused
-  bool ret_is_bytes;              // a positive return value is bytes moved
+  io_dir dir;                     // none: the return value is not a byte count
 };
 
 // Every traced system call known on this architecture.

@@ -8,5 +8,6 @@
 namespace dc {
 
 std::unique_ptr<layer> make_syscall_layer();
+std::unique_ptr<layer> make_block_layer();
 
 }  // namespace dc

@@ -6,8 +6,15 @@ namespace dc {
 
 namespace {
 
-void add_to(layer_ops& ops, const trace_event& ev)
+void add_to(io_totals& t, const trace_event& ev)
 {
+  layer_ops& ops = t.ops;
+  if (ev.dir != io_dir::none) {
+    auto flow = t.flows.find(ev.category);
+    if (flow == t.flows.end())
+      flow = t.flows.emplace(std::string(ev.category), layer_flow{}).first;
+    (ev.dir == io_dir::read ? flow->second.read_bytes : flow->second.write_bytes) += ev.bytes;
+  }
   auto layer = ops.find(ev.category);
   if (layer == ops.end())
     layer = ops.emplace(std::string(ev.category), std::map<std::string, op_stats>{}).first;
@@ -26,7 +33,30 @@ nlohmann::json layers_json(const layer_ops& ops)
   return j;
 }
 
+layer_flow flow_of(const io_totals& t, std::string_view layer)
+{
+  auto it = t.flows.find(layer);
+  return it == t.flows.end() ? layer_flow{} : it->second;
+}
+
+nlohmann::json ratio(uint64_t num, uint64_t den)
+{
+  return den == 0 ? nlohmann::json(nullptr)
+                  : nlohmann::json(static_cast<double>(num) / static_cast<double>(den));
+}
+
 }  // namespace
+
+nlohmann::json amplification_json(const io_totals& t)
+{
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [layer, f] : t.flows)
+    j["bytes"][layer] = {{"read", f.read_bytes}, {"write", f.write_bytes}};
+  layer_flow app = flow_of(t, "POSIX"), dev = flow_of(t, "BLOCK");
+  j["read"] = ratio(dev.read_bytes, app.read_bytes);
+  j["write"] = ratio(dev.write_bytes, app.write_bytes);
+  return j;
+}
 
 void summary_builder::add(const trace_event& ev)
 {
@@ -45,12 +75,15 @@ nlohmann::json summary_json(const summary_builder& s, const process_table& proce
                  {"lost_ring_full", run.lost.ring_full},
                  {"lost_no_state", run.lost.no_state},
                  {"lost_skipped", run.lost.skipped}};
-  j["layers"] = layers_json(s.totals());
+  j["layers"] = layers_json(s.totals().ops);
+  j["amplification"] = amplification_json(s.totals());
   nlohmann::json procs = nlohmann::json::object();
   for (const auto& [pid, info] : processes) {
     auto ops = s.per_process().find(pid);
     nlohmann::json p = {{"command", info.command}, {"parent", info.parent}, {"threads", info.threads.size()}};
-    p["layers"] = ops == s.per_process().end() ? nlohmann::json::object() : layers_json(ops->second);
+    bool seen = ops != s.per_process().end();
+    p["layers"] = seen ? layers_json(ops->second.ops) : nlohmann::json::object();
+    p["amplification"] = seen ? amplification_json(ops->second) : amplification_json({});
     procs[std::to_string(pid)] = std::move(p);
   }
   j["processes"] = std::move(procs);
@@ -64,13 +97,22 @@ std::string summary_text(const summary_builder& s, const process_table& processe
   std::snprintf(line, sizeof(line), "%-8s %-18s %10s %14s %12s\n", "layer", "operation", "count", "bytes",
                 "time_us");
   out += line;
-  for (const auto& [layer, by_op] : s.totals())
+  for (const auto& [layer, by_op] : s.totals().ops)
     for (const auto& [op, st] : by_op) {
       std::snprintf(line, sizeof(line), "%-8s %-18s %10llu %14llu %12llu\n", layer.c_str(), op.c_str(),
                     static_cast<unsigned long long>(st.count), static_cast<unsigned long long>(st.bytes),
                     static_cast<unsigned long long>(st.time_us));
       out += line;
     }
+  layer_flow app = flow_of(s.totals(), "POSIX"), dev = flow_of(s.totals(), "BLOCK");
+  auto amp = [](uint64_t d, uint64_t a) { return a ? static_cast<double>(d) / static_cast<double>(a) : 0.0; };
+  std::snprintf(
+      line, sizeof(line),
+      "amplification (device/application bytes): read %.2fx (%llu / %llu), write %.2fx (%llu / %llu)\n",
+      amp(dev.read_bytes, app.read_bytes), static_cast<unsigned long long>(dev.read_bytes),
+      static_cast<unsigned long long>(app.read_bytes), amp(dev.write_bytes, app.write_bytes),
+      static_cast<unsigned long long>(dev.write_bytes), static_cast<unsigned long long>(app.write_bytes));
+  out += line;
   std::snprintf(line, sizeof(line), "processes: %zu   events written: %llu   events lost: %llu\n",
                 processes.size(), static_cast<unsigned long long>(run.events_written),
                 static_cast<unsigned long long>(run.lost.total()));

@@ -23,16 +23,31 @@ struct op_stats {
 // layer ("POSIX") -> operation ("read") -> totals
 using layer_ops = std::map<std::string, std::map<std::string, op_stats>, std::less<>>;
 
+// Bytes a layer moved each way.
+struct layer_flow {
+  uint64_t read_bytes = 0;
+  uint64_t write_bytes = 0;
+};
+
+struct io_totals {
+  layer_ops ops;
+  std::map<std::string, layer_flow, std::less<>> flows;  // layer -> bytes each way
+};
+
 class summary_builder {
  public:
   void add(const trace_event& ev);
-  const layer_ops& totals() const { return totals_; }
-  const std::map<uint32_t, layer_ops>& per_process() const { return per_process_; }
+  const io_totals& totals() const { return totals_; }
+  const std::map<uint32_t, io_totals>& per_process() const { return per_process_; }
 
  private:
-  layer_ops totals_;
-  std::map<uint32_t, layer_ops> per_process_;
+  io_totals totals_;
+  std::map<uint32_t, io_totals> per_process_;
 };
+
+// Device bytes over application bytes, each way (the seed's R_AMP / W_AMP, in bytes);
+// null where the application moved nothing that way.
+nlohmann::json amplification_json(const io_totals& t);
 
 struct run_facts {
   std::vector<std::string> command;

@@ -125,7 +125,7 @@ TEST_F(decoder_fixture, OpenNamesTheFileAndLaterCallsUseIt)
   EXPECT_EQ(ev[1]["pid"], 10);
   EXPECT_EQ(ev[1]["ts"], 5000);
   EXPECT_EQ(ev[1]["dur"], 2);
-  EXPECT_EQ(summary.totals().at("POSIX").at("pwrite64").bytes, 4096u);
+  EXPECT_EQ(summary.totals().ops.at("POSIX").at("pwrite64").bytes, 4096u);
 }
 
 TEST_F(decoder_fixture, FailedCallsUseThePathTheyWereGivenOncePerCall)
@@ -139,7 +139,7 @@ TEST_F(decoder_fixture, FailedCallsUseThePathTheyWereGivenOncePerCall)
   EXPECT_EQ(ev[0]["args"]["fhash"], string_hash("/home/u/missing"));
   EXPECT_FALSE(ev[1]["args"].contains("fhash"));
   EXPECT_EQ(ev[1]["args"]["fd"], -1);
-  EXPECT_EQ(summary.totals().at("POSIX").at("read").bytes, 0u);
+  EXPECT_EQ(summary.totals().ops.at("POSIX").at("read").bytes, 0u);
 }
 
 TEST_F(decoder_fixture, RenameCarriesBothPaths)
@@ -176,6 +176,35 @@ TEST_F(decoder_fixture, TasksBuildTheProcessTable)
   EXPECT_EQ(p.at(20).parent, 10u);
   EXPECT_EQ(p.at(20).command, "app -x");
   EXPECT_EQ(p.at(20).exit_status, 0);
+}
+
+TEST_F(decoder_fixture, BlockRequestsAreChargedToTheirProcessAndFile)
+{
+  feed_path(DC_REC_FILE_NAME, 11, "", std::string_view("data.bin\0dir\0", 13), data_file);
+  dc_block_event b{};
+  b.hdr = header(DC_REC_BLOCK, 10, 9'000'000);
+  b.service_ns = 250'000;
+  b.queue_ns = 40'000;
+  b.sector = 2048;
+  b.file = data_file;
+  b.bytes = 1 << 20;
+  b.dev = (7u << 20) | 3;
+  b.op = DC_BLOCK_WRITE;
+  b.cause = DC_BLOCK_WRITEBACK;
+  dec->decode(&b, sizeof(b));
+  auto ev = events();
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0]["cat"], "BLOCK");
+  EXPECT_EQ(ev[0]["name"], "write");
+  EXPECT_EQ(ev[0]["ts"], 9000);
+  EXPECT_EQ(ev[0]["dur"], 250);
+  EXPECT_EQ(ev[0]["args"]["bytes"], 1 << 20);
+  EXPECT_EQ(ev[0]["args"]["queue_us"], 40);
+  EXPECT_EQ(ev[0]["args"]["major"], 7);
+  EXPECT_EQ(ev[0]["args"]["minor"], 3);
+  EXPECT_EQ(ev[0]["args"]["writeback"], 1);
+  EXPECT_EQ(ev[0]["args"]["fhash"], string_hash("/dir/data.bin"));
+  EXPECT_EQ(summary.totals().flows.at("BLOCK").write_bytes, 1u << 20);
 }
 
 TEST_F(decoder_fixture, ShortRecordsAreCountedNotTrusted)

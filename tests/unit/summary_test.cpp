@@ -5,11 +5,13 @@
 namespace dc {
 namespace {
 
-trace_event io(std::string_view name, uint32_t pid, uint64_t bytes, uint64_t dur)
+trace_event io(std::string_view name, uint32_t pid, uint64_t bytes, uint64_t dur,
+               std::string_view layer = "POSIX")
 {
   trace_event ev;
+  ev.category = layer;
+  ev.dir = name == "read" ? io_dir::read : name == "write" ? io_dir::write : io_dir::none;
   ev.name = name;
-  ev.category = "POSIX";
   ev.pid = pid;
   ev.tid = pid;
   ev.bytes = bytes;
@@ -24,12 +26,12 @@ TEST(Summary, AddsCountsBytesAndTimePerLayerAndProcess)
   s.add(io("read", 1, 50, 3));
   s.add(io("read", 2, 7, 1));
   s.add(io("write", 2, 0, 4));
-  const auto& r = s.totals().at("POSIX").at("read");
+  const auto& r = s.totals().ops.at("POSIX").at("read");
   EXPECT_EQ(r.count, 3u);
   EXPECT_EQ(r.bytes, 157u);
   EXPECT_EQ(r.time_us, 6u);
-  EXPECT_EQ(s.per_process().at(1).at("POSIX").at("read").count, 2u);
-  EXPECT_EQ(s.per_process().at(2).at("POSIX").at("write").time_us, 4u);
+  EXPECT_EQ(s.per_process().at(1).ops.at("POSIX").at("read").count, 2u);
+  EXPECT_EQ(s.per_process().at(2).ops.at("POSIX").at("write").time_us, 4u);
 
   process_table procs;
   procs[1] = {1, 0, "a b", "a", 0, {}};
@@ -46,6 +48,23 @@ TEST(Summary, AddsCountsBytesAndTimePerLayerAndProcess)
   std::string text = summary_text(s, procs, facts);
   EXPECT_NE(text.find("events lost: 1"), std::string::npos);
   EXPECT_NE(text.find("t.pfw.gz"), std::string::npos);
+}
+
+TEST(Summary, AmplificationIsDeviceBytesOverApplicationBytes)
+{
+  summary_builder s;
+  s.add(io("write", 1, 4096, 1));
+  s.add(io("write", 1, 4096, 1));
+  s.add(io("write", 1, 12288, 5, "BLOCK"));  // 8 KiB written by the app, 12 KiB by the device
+  s.add(io("read", 2, 100, 1));              // read from page cache: no device read
+  auto j = amplification_json(s.totals());
+  EXPECT_DOUBLE_EQ(j["write"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(j["read"].get<double>(), 0.0);
+  EXPECT_EQ(j["bytes"]["BLOCK"]["write"], 12288);
+  EXPECT_EQ(j["bytes"]["POSIX"]["read"], 100);
+  EXPECT_TRUE(amplification_json(s.per_process().at(2))["write"].is_null());
+  std::string text = summary_text(s, {}, {});
+  EXPECT_NE(text.find("write 1.50x (12288 / 8192)"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -1,0 +1,197 @@
+/* The block layer (cat BLOCK): every request charged to a traced process, and to a file when
+ * its pages belong to one. A request is charged when a traced thread submits it, or, for
+ * writeback issued later by kernel workers, to the traced process that dirtied the file's pages.
+ * Completion runs in interrupt context, so attribution is captured at submission. */
+#include "common.bpf.h"
+
+#define DC_PAGE_MAPPING_FLAGS 0x3UL /* anon / movable tag bits in page->mapping */
+
+struct dc_block_owner {
+  __u32 tgid;
+  __u32 tid;
+  __u32 cause;
+  __u32 reserved;
+  struct dc_file_ref file;
+};
+
+struct dc_block_request {
+  struct dc_block_owner owner;
+  __u64 insert_ns;
+  __u64 issue_ns;
+};
+
+/* Which traced process last dirtied pages of a file: (dev << 32 ^ ino) -> tgid. */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u64);
+  __type(value, __u32);
+} dc_dirtied_by SEC(".maps");
+
+/* The file a thread is doing direct I/O on (its pages are user memory, not the file's). */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u32); /* tid */
+  __type(value, struct dc_file_ref);
+} dc_direct_io_file SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u64); /* struct request * */
+  __type(value, struct dc_block_request);
+} dc_requests SEC(".maps");
+
+static __always_inline __u64 dc_file_key(const struct dc_file_ref* f)
+{
+  return ((__u64)f->dev << 32) ^ f->ino;
+}
+
+static __always_inline void dc_inode_ref(struct inode* inode, struct dc_file_ref* ref)
+{
+  ref->ino = inode->i_ino;
+  ref->dev = inode->i_sb->s_dev;
+  ref->mode = inode->i_mode & DC_S_IFMT;
+}
+
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(dc_block_dirty, struct folio* folio, struct address_space* mapping)
+{
+  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  if (!mapping || !dc_is_traced(tgid))
+    return 0;
+  struct dc_file_ref f;
+  dc_inode_ref(mapping->host, &f);
+  __u64 key = dc_file_key(&f);
+  bpf_map_update_elem(&dc_dirtied_by, &key, &tgid, BPF_ANY);
+  return 0;
+}
+
+SEC("tp_btf/iomap_dio_rw_begin")
+int BPF_PROG(dc_block_dio_begin, struct kiocb* iocb)
+{
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  if (!dc_is_traced(pid_tgid >> 32))
+    return 0;
+  __u32 tid = (__u32)pid_tgid;
+  struct dc_file_ref f;
+  dc_inode_ref(iocb->ki_filp->f_inode, &f);
+  bpf_map_update_elem(&dc_direct_io_file, &tid, &f, BPF_ANY);
+  return 0;
+}
+
+/* Who is behind a request, and which file its pages belong to. Called where the request is
+ * accounted (block_io_start, in the submitting task), or at insert/issue when it was not. */
+static __always_inline int dc_block_owner_of(struct request* rq, struct dc_block_owner* o)
+{
+  struct bio* bio = rq->bio;
+  struct bio_vec* vec = bio ? bio->bi_io_vec : NULL;
+  struct page* page = vec ? vec->bv_page : NULL;
+  /* Read as a number: its low bits tag anonymous and movable pages. */
+  unsigned long mapping = 0;
+  if (page)
+    bpf_probe_read_kernel(&mapping, sizeof(mapping), &page->mapping);
+  if (mapping && !(mapping & DC_PAGE_MAPPING_FLAGS)) {
+    struct address_space* as = bpf_rdonly_cast((void*)mapping, bpf_core_type_id_kernel(struct address_space));
+    dc_inode_ref(as->host, &o->file);
+  }
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  __u32 tgid = pid_tgid >> 32;
+  if (dc_is_traced(tgid)) {
+    o->tgid = tgid;
+    o->tid = (__u32)pid_tgid;
+    o->cause = DC_BLOCK_SUBMITTED;
+    if (!o->file.mode) {
+      struct dc_file_ref* dio = bpf_map_lookup_elem(&dc_direct_io_file, &o->tid);
+      if (dio)
+        o->file = *dio;
+    }
+    return 1;
+  }
+  if (!o->file.mode)
+    return 0;
+  __u64 key = dc_file_key(&o->file);
+  __u32* dirtier = bpf_map_lookup_elem(&dc_dirtied_by, &key);
+  /* Only traced processes are recorded as dirtiers; the dirtier may have exited since. */
+  if (!dirtier)
+    return 0;
+  o->tgid = *dirtier;
+  o->tid = *dirtier;
+  o->cause = DC_BLOCK_WRITEBACK;
+  return 1;
+}
+
+static __always_inline struct dc_block_request* dc_request_of(struct request* rq)
+{
+  __u64 key = (__u64)rq;
+  struct dc_block_request* r = bpf_map_lookup_elem(&dc_requests, &key);
+  if (r)
+    return r;
+  struct dc_block_request fresh = {};
+  if (!dc_block_owner_of(rq, &fresh.owner))
+    return NULL;
+  bpf_map_update_elem(&dc_requests, &key, &fresh, BPF_ANY);
+  return bpf_map_lookup_elem(&dc_requests, &key);
+}
+
+SEC("tp_btf/block_io_start")
+int BPF_PROG(dc_block_io_start, struct request* rq)
+{
+  dc_request_of(rq);
+  return 0;
+}
+
+SEC("tp_btf/block_rq_insert")
+int BPF_PROG(dc_block_rq_insert, struct request* rq)
+{
+  struct dc_block_request* r = dc_request_of(rq);
+  if (r)
+    r->insert_ns = bpf_ktime_get_ns();
+  return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(dc_block_rq_issue, struct request* rq)
+{
+  struct dc_block_request* r = dc_request_of(rq);
+  if (r)
+    r->issue_ns = bpf_ktime_get_ns();
+  return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(dc_block_rq_complete, struct request* rq, blk_status_t error, unsigned int nr_bytes)
+{
+  __u64 key = (__u64)rq;
+  struct dc_block_request* r = bpf_map_lookup_elem(&dc_requests, &key);
+  if (!r)
+    return 0;
+  __u64 now = bpf_ktime_get_ns();
+  struct dc_block_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
+  if (!ev) {
+    dc_count_loss(DC_LOSS_RING_FULL);
+    bpf_map_delete_elem(&dc_requests, &key);
+    return 0;
+  }
+  __u64 issued = r->issue_ns ? r->issue_ns : now;
+  ev->hdr.kind = DC_REC_BLOCK;
+  ev->hdr.tgid = r->owner.tgid;
+  ev->hdr.tid = r->owner.tid;
+  ev->hdr.reserved = 0;
+  ev->hdr.ts_ns = issued;
+  ev->service_ns = now - issued;
+  ev->queue_ns = r->insert_ns && r->insert_ns <= issued ? issued - r->insert_ns : 0;
+  ev->sector = rq->__sector;
+  ev->file = r->owner.file;
+  ev->bytes = nr_bytes;
+  struct block_device* part = rq->part;
+  ev->dev = part ? part->bd_dev : 0;
+  ev->op = rq->cmd_flags & 0xff; /* REQ_OP_MASK */
+  ev->cause = r->owner.cause;
+  ev->error = error;
+  ev->reserved = 0;
+  bpf_ringbuf_submit(ev, dc_submit_flags());
+  bpf_map_delete_elem(&dc_requests, &key);
+  return 0;
+}

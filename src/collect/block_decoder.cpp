@@ -1,0 +1,45 @@
+// Decoder of the block layer (cat BLOCK): one event per completed request, with its queue and
+// service time, charged to the process (and file) the kernel side found for it.
+#include "collect/decoder.h"
+
+namespace dc {
+
+namespace {
+
+std::string_view block_op_name(uint32_t op)
+{
+  switch (op) {
+    case DC_BLOCK_READ: return "read";
+    case DC_BLOCK_WRITE: return "write";
+    case DC_BLOCK_FLUSH: return "flush";
+    case DC_BLOCK_DISCARD: return "discard";
+    default: return "other";
+  }
+}
+
+}  // namespace
+
+void decoder::decode_block(const dc_block_event& raw)
+{
+  trace_event ev;
+  ev.name = block_op_name(raw.op);
+  ev.category = "BLOCK";
+  ev.pid = raw.hdr.tgid;
+  ev.tid = raw.hdr.tid;
+  us_span span = to_span(raw.hdr.ts_ns, raw.service_ns, state_.clock);
+  ev.ts_us = span.ts_us;
+  ev.dur_us = span.dur_us;
+  ev.bytes = raw.bytes;
+  ev.dir = raw.op == DC_BLOCK_READ ? io_dir::read : raw.op == DC_BLOCK_WRITE ? io_dir::write : io_dir::none;
+  ev.add_arg("bytes", raw.bytes);
+  ev.add_arg("sector", static_cast<int64_t>(raw.sector));
+  ev.add_arg("major", raw.dev >> 20);
+  ev.add_arg("minor", raw.dev & 0xfffff);
+  ev.add_arg("queue_us", static_cast<int64_t>(raw.queue_ns / 1000));
+  ev.add_arg("writeback", raw.cause == DC_BLOCK_WRITEBACK ? 1 : 0);
+  ev.add_arg("error", raw.error);
+  ev.fhash = file_hash(raw.file, raw.hdr.tgid, -1);
+  emit(ev);
+}
+
+}  // namespace dc

@@ -1,0 +1,39 @@
+// The part every layer's loader shares: open the skeleton, point it at the session's shared
+// maps, load it. A layer adds only what is its own (filling a config map after load).
+#pragma once
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "probe/layer.h"
+
+namespace dc {
+
+template <class Skel, Skel* (*Open)(), int (*Load)(Skel*), void (*Destroy)(Skel*)>
+class skeleton_layer : public layer {
+ public:
+  ~skeleton_layer() override { Destroy(skel_); }
+
+  result<> load(const shared_maps& maps) final
+  {
+    skel_ = Open();
+    if (!skel_)
+      return fail("cannot open the " + std::string(name()) + " BPF object: " + std::strerror(errno));
+    skel_->rodata->dc_wake_mark = maps.wake_mark;
+    if (auto shared = reuse_shared_maps(skel_->obj, maps); !shared)
+      return shared;
+    if (int err = Load(skel_); err)
+      return fail("cannot load the " + std::string(name()) + " BPF programs: " + std::strerror(-err));
+    return after_load(*skel_);
+  }
+
+ protected:
+  virtual result<> after_load(Skel&) { return {}; }
+  bpf_object* object() final { return skel_->obj; }
+
+ private:
+  Skel* skel_ = nullptr;
+};
+
+}  // namespace dc

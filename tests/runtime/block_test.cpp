@@ -1,0 +1,139 @@
+// The block layer against ground truth on a loop device of the test's own: bytes per file and
+// process (including writeback issued by kernel workers), bounded by /proc/diskstats.
+#include <thread>
+
+#include "core/hash.h"
+#include "runtime/loop_fs.h"
+#include "runtime/runtime_helpers.h"
+
+namespace dc::test {
+namespace {
+
+constexpr uint64_t mib = 1 << 20;
+
+struct block_bytes {
+  uint64_t read = 0, write = 0, writeback_write = 0, all = 0;
+  std::set<uint32_t> pids;
+};
+
+// BLOCK bytes charged to `path` (every file when path is empty).
+block_bytes block_bytes_for(const traced_run& run, const std::string& path)
+{
+  block_bytes b;
+  uint64_t want = path.empty() ? 0 : string_hash(path);
+  for (const auto& e : complete_events(run.trace)) {
+    if (e["cat"] != "BLOCK")
+      continue;
+    uint64_t bytes = e["args"]["bytes"];
+    b.all += bytes;
+    if (want && e["args"].value("fhash", 0ull) != want)
+      continue;
+    b.pids.insert(e["pid"].get<uint32_t>());
+    if (e["name"] == "read")
+      b.read += bytes;
+    if (e["name"] == "write") {
+      b.write += bytes;
+      if (e["args"]["writeback"] == 1)
+        b.writeback_write += bytes;
+    }
+  }
+  return b;
+}
+
+uint32_t pid_of_command(const traced_run& run, const std::string& prefix)
+{
+  for (const auto& [pid, p] : run.summary["processes"].items())
+    if (p["command"].get<std::string>().starts_with(prefix))
+      return static_cast<uint32_t>(std::stoul(pid));
+  ADD_FAILURE() << "no process running " << prefix;
+  return 0;
+}
+
+void expect_within_1_percent(uint64_t got, uint64_t want)
+{
+  EXPECT_GE(got * 100, want * 99) << got << " vs " << want;
+  EXPECT_LE(got * 100, want * 101) << got << " vs " << want;
+}
+
+struct block_test : runtime_test, ::testing::WithParamInterface<const char*> {
+  std::unique_ptr<loop_fs> fs;
+  void SetUp() override
+  {
+    runtime_test::SetUp();
+    fs = std::make_unique<loop_fs>(dir.path, GetParam());
+  }
+  void TearDown() override { fs.reset(); }
+  std::string file(const std::string& name) { return fs->mount_point() + "/" + name; }
+};
+
+TEST_P(block_test, DirectWriteIsChargedToTheWriterAndItsFile)
+{
+  disk_counters before = fs->counters();
+  auto run = trace_command(dir, "dd if=/dev/zero of=" + shell_quote(file("direct.bin")) +
+                                    " bs=1M count=16 oflag=direct status=none");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  disk_counters after = fs->counters();
+  auto b = block_bytes_for(run, file("direct.bin"));
+  expect_within_1_percent(b.write, 16 * mib);
+  EXPECT_EQ(b.pids, std::set<uint32_t>{pid_of_command(run, "dd ")});
+  EXPECT_LE(
+      block_bytes_for(run, "").all,
+      (after.sectors_written - before.sectors_written + after.sectors_read - before.sectors_read) * 512);
+  EXPECT_EQ(run.summary["amplification"]["bytes"]["BLOCK"]["write"].get<uint64_t>(), b.write);
+}
+
+TEST_P(block_test, BufferedWriteWithFsyncIsChargedToTheWriter)
+{
+  disk_counters before = fs->counters();
+  auto run = trace_command(dir, "dd if=/dev/zero of=" + shell_quote(file("buffered.bin")) +
+                                    " bs=1M count=8 conv=fsync status=none");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  disk_counters after = fs->counters();
+  auto b = block_bytes_for(run, file("buffered.bin"));
+  expect_within_1_percent(b.write, 8 * mib);
+  EXPECT_EQ(b.pids, std::set<uint32_t>{pid_of_command(run, "dd ")});
+  EXPECT_LE(
+      block_bytes_for(run, "").all,
+      (after.sectors_written - before.sectors_written + after.sectors_read - before.sectors_read) * 512);
+}
+
+TEST_P(block_test, WritebackByKernelWorkersIsChargedToTheProcessThatDirtiedThePages)
+{
+  // dd leaves 8 MiB dirty and exits; an untraced sync makes kernel workers write it back.
+  std::thread syncer([] { run_shell("sleep 1.5; sync"); });
+  auto run = trace_command(dir, "sh -c " + shell_quote("dd if=/dev/zero of=" + file("late.bin") +
+                                                       " bs=1M count=8 conv=notrunc status=none; sleep 3"));
+  syncer.join();
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto b = block_bytes_for(run, file("late.bin"));
+  expect_within_1_percent(b.writeback_write, 8 * mib);
+  EXPECT_EQ(b.pids, std::set<uint32_t>{pid_of_command(run, "dd ")});
+}
+
+TEST_P(block_test, ColdReadIsChargedToTheReader)
+{
+  ASSERT_EQ(
+      run_shell("dd if=/dev/urandom of=" + shell_quote(file("cold.bin")) + " bs=1M count=16 status=none"), 0);
+  fs->drop_caches();
+  auto run = trace_command(dir, "dd if=" + shell_quote(file("cold.bin")) + " of=/dev/null bs=1M status=none");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto b = block_bytes_for(run, file("cold.bin"));
+  expect_within_1_percent(b.read, 16 * mib);
+  EXPECT_EQ(b.pids, std::set<uint32_t>{pid_of_command(run, "dd ")});
+  // Read amplification: every device read (the file, and libraries dropped from the cache)
+  // over every byte the application read.
+  uint64_t app = 0, device = 0;
+  for (const auto& e : complete_events(run.trace)) {
+    std::string name = e["name"];
+    if (e["cat"] == "BLOCK" && name == "read")
+      device += e["args"]["bytes"].get<uint64_t>();
+    if (e["cat"] == "POSIX" && (name == "read" || name == "pread64") && e["args"]["ret"] > 0)
+      app += e["args"]["ret"].get<uint64_t>();
+  }
+  EXPECT_DOUBLE_EQ(run.summary["amplification"]["read"].get<double>(), 1.0 * device / app);
+}
+
+INSTANTIATE_TEST_SUITE_P(fs, block_test, ::testing::Values("ext4", "xfs"));
+
+}  // namespace
+}  // namespace dc::test
