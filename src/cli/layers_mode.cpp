@@ -8,7 +8,7 @@ namespace dc {
 
 result<int> list_layers(bool verbose)
 {
-  auto probes = session::open({1 << 20, verbose});
+  auto probes = session::open({1 << 20, verbose, {}});
   if (!probes)
     return std::unexpected(probes.error());
   for (const auto& note : (*probes)->notes()) std::printf("note: %s\n", note.c_str());

@@ -37,6 +37,10 @@ int main(int argc, char** argv)
           },
           "POWER_OF_TWO"));
   run_cmd->add_flag("-v,--verbose", run.verbose, "print libbpf's messages");
+  run_cmd
+      ->add_option("--layers", run.layers,
+                   "comma-separated layers to trace (default: all; see 'datacrumbs layers')")
+      ->delimiter(',');
   run_cmd->add_option("command", run.command, "the command to trace, after --")->required();
   run_cmd->prefix_command(false);
 

@@ -11,6 +11,7 @@
 #include "collect/collector.h"
 #include "collect/decoder.h"
 #include "core/clock.h"
+#include "probe/layers.h"
 #include "probe/session.h"
 #include "probe/system_checks.h"
 #include "sink/pfw_writer.h"
@@ -52,6 +53,8 @@ result<int> run_traced(const run_options& options)
   auto executable = resolve_command(options.command.front());
   if (!executable)
     return std::unexpected(executable.error());
+  if (auto layers = check_layer_names(options.layers); !layers)
+    return std::unexpected(layers.error());
   if (auto privileged = check_bpf_privileges(); !privileged)
     return std::unexpected(privileged.error());
 
@@ -69,10 +72,14 @@ result<int> run_traced(const run_options& options)
     summary_file.emplace(std::move(*reserved));
   }
 
-  auto probes = session::open({options.ring_bytes, options.verbose});
+  auto probes = session::open({options.ring_bytes, options.verbose, options.layers});
   if (!probes)
     return std::unexpected(probes.error());
   for (const auto& note : (*probes)->notes()) std::fprintf(stderr, "datacrumbs: %s\n", note.c_str());
+  for (const auto& r : (*probes)->reports()) {
+    if (!r.live)
+      std::fprintf(stderr, "datacrumbs: layer %s is not live: %s\n", r.name.c_str(), r.why.c_str());
+  }
 
   auto child = spawn_paused(*executable, options.command);
   if (!child)

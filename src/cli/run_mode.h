@@ -14,6 +14,7 @@ struct run_options {
   std::vector<std::string> command;
   uint64_t ring_bytes = 64ull << 20;
   bool verbose = false;
+  std::vector<std::string> layers;  // empty: all
 };
 
 // Returns the exit code the tool should exit with: the command's, as a shell reports it.

@@ -58,4 +58,7 @@ result<> reuse_shared_maps(bpf_object* obj, const shared_maps& maps);
 // Every layer, in the order they load.
 std::vector<std::unique_ptr<layer>> make_layers();
 
+// Ok when every name is a layer's; the error names the first that is not, and the choices.
+result<> check_layer_names(const std::vector<std::string>& names);
+
 }  // namespace dc

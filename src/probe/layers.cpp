@@ -10,4 +10,19 @@ std::vector<std::unique_ptr<layer>> make_layers()
   return all;
 }
 
+result<> check_layer_names(const std::vector<std::string>& names)
+{
+  auto all = make_layers();
+  for (const auto& n : names) {
+    bool known = false;
+    for (const auto& l : all) known |= l->name() == n;
+    if (!known) {
+      std::string choices;
+      for (const auto& l : all) choices += (choices.empty() ? "" : ", ") + std::string(l->name());
+      return fail("unknown layer '" + n + "' (layers: " + choices + ")", 2);
+    }
+  }
+  return {};
+}
+
 }  // namespace dc

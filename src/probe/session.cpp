@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 
 #include "probe/system_checks.h"
@@ -46,6 +47,8 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
   if (auto ok = s->open_process_tracking(options); !ok)
     return std::unexpected(ok.error());
   for (auto& l : make_layers()) {
+    if (!options.layers.empty() && std::ranges::find(options.layers, l->name()) == options.layers.end())
+      continue;
     if (auto loaded = l->load(s->maps_); !loaded) {
       s->reports_.push_back(
           {std::string(l->name()), std::string(l->category()), false, {}, loaded.error().message});
@@ -54,9 +57,12 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     s->reports_.push_back(l->attach());
     s->layers_.push_back(std::move(l));
   }
-  for (const layer_report& r : s->reports_)
-    if (r.name == "syscall" && !r.live)
-      return fail("the system-call layer could not attach: " + r.why);
+  // A layer the user asked for by name must be live; by default only the system-call layer.
+  for (const layer_report& r : s->reports_) {
+    bool required = options.layers.empty() ? r.name == "syscall" : true;
+    if (required && !r.live)
+      return fail("layer '" + r.name + "' could not attach: " + r.why);
+  }
   return s;
 }
 

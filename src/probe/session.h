@@ -17,6 +17,7 @@ namespace dc {
 struct session_options {
   uint64_t ring_bytes = 64ull << 20;
   bool verbose = false;
+  std::vector<std::string> layers;  // empty: every layer, only the system-call layer required
 };
 
 class session {

@@ -82,6 +82,23 @@ TEST_P(block_test, DirectWriteIsChargedToTheWriterAndItsFile)
   EXPECT_EQ(run.summary["amplification"]["bytes"]["BLOCK"]["write"].get<uint64_t>(), b.write);
 }
 
+TEST_P(block_test, LayersSelectsWhatIsTraced)
+{
+  std::string dd =
+      "dd if=/dev/zero of=" + shell_quote(file("sel.bin")) + " bs=1M count=4 oflag=direct status=none";
+  auto posix_only = trace_command(dir, dd, "--layers syscall");
+  ASSERT_EQ(posix_only.exit_code, 0) << posix_only.err;
+  EXPECT_EQ(block_bytes_for(posix_only, "").all, 0u);
+  EXPECT_TRUE(posix_only.summary["layers"].contains("POSIX"));
+  auto block_only = trace_command(dir, dd, "--layers block");
+  ASSERT_EQ(block_only.exit_code, 0) << block_only.err;
+  // Without the syscall layer no open names the file: the bytes are there, the path is not.
+  auto b = block_bytes_for(block_only, "");
+  EXPECT_EQ(b.write, 4 * mib);
+  EXPECT_EQ(b.pids, std::set<uint32_t>{pid_of_command(block_only, "dd ")});
+  EXPECT_FALSE(block_only.summary["layers"].contains("POSIX"));
+}
+
 TEST_P(block_test, BufferedWriteWithFsyncIsChargedToTheWriter)
 {
   disk_counters before = fs->counters();

@@ -71,6 +71,7 @@ TEST_F(runtime_test, BadInputGetsOneClearLine)
                  "no-such-command-xyz");
   EXPECT_FALSE(std::filesystem::exists(dir / "t.pfw.gz"));
   expect_refused(dir, "frobnicate", 2, "frobnicate");
+  expect_refused(dir, "run --layers syscall,nosuchlayer -- " + touch, 2, "nosuchlayer");
 }
 
 TEST_F(runtime_test, RefusesWithoutPrivilegesAndWritesNothing)

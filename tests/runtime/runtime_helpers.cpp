@@ -55,13 +55,15 @@ uint64_t now_epoch_us()
   return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-traced_run trace_command(const scratch_dir& dir, const std::string& command_line)
+traced_run trace_command(const scratch_dir& dir, const std::string& command_line,
+                         const std::string& tool_args)
 {
   traced_run r;
   std::string trace = dir / "trace.pfw.gz", summary = dir / "summary.json", err = dir / "tool.err";
   r.start_us = now_epoch_us();
-  r.exit_code = run_shell(std::string(DATACRUMBS_BIN) + " run -o " + shell_quote(trace) + " --summary " +
-                          shell_quote(summary) + " -- " + command_line + " 2>" + shell_quote(err));
+  r.exit_code =
+      run_shell(std::string(DATACRUMBS_BIN) + " run " + tool_args + " -o " + shell_quote(trace) +
+                " --summary " + shell_quote(summary) + " -- " + command_line + " 2>" + shell_quote(err));
   r.end_us = now_epoch_us();
   r.err = read_file(err);
   std::string s = read_file(summary);

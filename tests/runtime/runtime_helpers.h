@@ -38,7 +38,8 @@ struct traced_run {
 };
 
 // datacrumbs run -o DIR/trace.pfw.gz --summary DIR/summary.json -- <command_line>
-traced_run trace_command(const scratch_dir& dir, const std::string& command_line);
+traced_run trace_command(const scratch_dir& dir, const std::string& command_line,
+                         const std::string& tool_args = "");
 
 // Events ("ph":"X") of a trace, in trace order.
 std::vector<nlohmann::json> complete_events(const parsed_trace& t);
