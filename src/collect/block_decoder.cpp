@@ -21,14 +21,7 @@ std::string_view block_op_name(uint32_t op)
 
 void decoder::decode_block(const dc_block_event& raw)
 {
-  trace_event ev;
-  ev.name = block_op_name(raw.op);
-  ev.category = "BLOCK";
-  ev.pid = raw.hdr.tgid;
-  ev.tid = raw.hdr.tid;
-  us_span span = to_span(raw.hdr.ts_ns, raw.service_ns, state_.clock);
-  ev.ts_us = span.ts_us;
-  ev.dur_us = span.dur_us;
+  trace_event ev = begin_event(block_op_name(raw.op), "BLOCK", raw.hdr, raw.service_ns);
   ev.bytes = raw.bytes;
   ev.dir = raw.op == DC_BLOCK_READ ? io_dir::read : raw.op == DC_BLOCK_WRITE ? io_dir::write : io_dir::none;
   ev.add_arg("bytes", raw.bytes);

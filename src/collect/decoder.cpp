@@ -152,6 +152,20 @@ void decoder::snapshot_fds(uint32_t pid)
   closedir(d);
 }
 
+trace_event decoder::begin_event(std::string_view name, std::string_view category,
+                                 const dc_record_header& hdr, uint64_t dur_ns) const
+{
+  trace_event ev;
+  ev.name = name;
+  ev.category = category;
+  ev.pid = hdr.tgid;
+  ev.tid = hdr.tid;
+  us_span span = to_span(hdr.ts_ns, dur_ns, state_.clock);
+  ev.ts_us = span.ts_us;
+  ev.dur_us = span.dur_us;
+  return ev;
+}
+
 void decoder::emit(const trace_event& ev)
 {
   if (sinks_.trace)

@@ -53,6 +53,9 @@ class decoder {
   void decode_path(const dc_path_record& rec, size_t size);
   void decode_task(const dc_task_event& ev);
   void decode_block(const dc_block_event& ev);
+  // An event of `category` for the thread in `hdr`, spanning hdr.ts_ns .. + dur_ns.
+  trace_event begin_event(std::string_view name, std::string_view category, const dc_record_header& hdr,
+                          uint64_t dur_ns) const;
   void emit(const trace_event& ev);
   uint64_t file_hash(const dc_file_ref& ref, uint32_t tgid, int64_t fd);
 

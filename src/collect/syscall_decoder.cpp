@@ -58,14 +58,7 @@ void decoder::decode_syscall(const dc_syscall_event& raw)
     ++malformed_;
     return;
   }
-  trace_event ev;
-  ev.name = info->name;
-  ev.category = "POSIX";
-  ev.pid = raw.hdr.tgid;
-  ev.tid = raw.hdr.tid;
-  us_span span = to_span(raw.hdr.ts_ns, raw.dur_ns, state_.clock);
-  ev.ts_us = span.ts_us;
-  ev.dur_us = span.dur_us;
+  trace_event ev = begin_event(info->name, "POSIX", raw.hdr, raw.dur_ns);
   for (const shown_arg& a : info->args)
     if (!a.key.empty())
       ev.add_arg(a.key, shown_value(raw.args[a.index], a.format));

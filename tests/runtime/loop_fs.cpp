@@ -1,5 +1,8 @@
 #include "runtime/loop_fs.h"
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -52,6 +55,25 @@ disk_counters loop_fs::counters() const
       return {v[2], v[6]};  // sectors read, sectors written
   }
   throw std::runtime_error("no /proc/diskstats line for " + device_);
+}
+
+namespace {
+dev_t device_number(const std::string& device)
+{
+  struct stat st {};
+  if (stat(device.c_str(), &st) != 0)
+    throw std::runtime_error("cannot stat " + device);
+  return st.st_rdev;
+}
+}  // namespace
+
+unsigned loop_fs::major() const
+{
+  return ::major(device_number(device_));
+}
+unsigned loop_fs::minor() const
+{
+  return ::minor(device_number(device_));
 }
 
 void loop_fs::drop_caches() const
