@@ -63,7 +63,8 @@ void expect_within_device_counters(const traced_run& run, const loop_fs& fs, con
       (after.sectors_written - before.sectors_written + after.sectors_read - before.sectors_read) * 512;
   uint64_t traced = 0;
   for (const auto& e : complete_events(run.trace))
-    if (e["cat"] == "BLOCK" && e["args"]["major"] == fs.major() && e["args"]["minor"] == fs.minor())
+    if (e["cat"] == "BLOCK" && e["args"]["major"] == fs.device_major() &&
+        e["args"]["minor"] == fs.device_minor())
       traced += e["args"]["bytes"].get<uint64_t>();
   EXPECT_GT(traced, 0u);
   EXPECT_LE(traced, device_bytes);

@@ -67,11 +67,11 @@ dev_t device_number(const std::string& device)
 }
 }  // namespace
 
-unsigned loop_fs::major() const
+unsigned loop_fs::device_major() const
 {
   return ::major(device_number(device_));
 }
-unsigned loop_fs::minor() const
+unsigned loop_fs::device_minor() const
 {
   return ::minor(device_number(device_));
 }

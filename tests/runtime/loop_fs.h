@@ -23,8 +23,8 @@ class loop_fs {
   const std::string& mount_point() const { return mount_; }
   const std::string& device() const { return device_; }
   disk_counters counters() const;  // this device's line of /proc/diskstats
-  unsigned major() const;
-  unsigned minor() const;
+  unsigned device_major() const;
+  unsigned device_minor() const;
   void drop_caches() const;
 
  private:
