@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <map>
 #include <optional>
+#include <tuple>
 
 #include "cli/child_process.h"
 #include "cli/output_files.h"
@@ -38,6 +40,23 @@ struct unlink_unless_kept {
       ::unlink(path.c_str());
   }
 };
+
+// Counts layers kept in the kernel, charged to files by name like the events are.
+void feed_counters(const std::vector<counter_sample>& samples, decoder& dec, summary_builder& summary)
+{
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, std::pair<uint64_t, uint64_t>> page_cache;
+  for (const auto& c : samples) {
+    if (c.layer != "PAGECACHE")
+      continue;
+    auto& [added, dirtied] = page_cache[{c.pid, c.dev, c.ino}];
+    (c.name == "added" ? added : dirtied) += c.value;
+  }
+  for (const auto& [key, counts] : page_cache) {
+    auto [pid, dev, ino] = key;
+    uint64_t fhash = dec.hash_of_file(dc_file_ref{ino, dev, 0100000}, pid);
+    summary.page_cache().add_kernel_counts(pid, fhash, counts.first, counts.second);
+  }
+}
 
 void print_summary(const std::string& text, const run_options& options, int exit_code)
 {
@@ -107,6 +126,7 @@ result<int> run_traced(const run_options& options)
   (*probes)->disarm(static_cast<uint32_t>(child->pid));
   auto drained = (*running)->stop();
   loss_counts lost = (*probes)->losses();
+  feed_counters((*probes)->counters(), dec, summary);
   auto finished = writer.finish(lost);
   if (!released)
     return std::unexpected(released.error());
@@ -118,7 +138,8 @@ result<int> run_traced(const run_options& options)
   run_facts facts{options.command, exit_code, writer.events_written(), lost, trace_path};
   const process_table& processes = dec.state().processes;
   if (summary_file) {
-    auto written = summary_file->commit(summary_json(summary, processes, facts).dump(2) + "\n");
+    auto written =
+        summary_file->commit(summary_json(summary, processes, dec.state().names, facts).dump(2) + "\n");
     if (!written)
       return std::unexpected(written.error());
   }

@@ -2,6 +2,7 @@
 // maps the session shares (ring, traced set, loss counters) and reports what it attached.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -23,6 +24,16 @@ struct layer_report {
   std::string why;                 // why it is not live, when it is not
 };
 
+// A count a layer keeps in the kernel rather than as events, read at the end of a run.
+struct counter_sample {
+  std::string_view layer;  // "PAGECACHE"
+  std::string_view name;   // "added", "dirtied"
+  uint32_t pid = 0;
+  uint32_t dev = 0;  // kernel encoding
+  uint64_t ino = 0;
+  uint64_t value = 0;
+};
+
 struct shared_maps {
   int events_fd = -1;
   int traced_fd = -1;
@@ -39,6 +50,8 @@ class layer {
   virtual result<> load(const shared_maps& maps) = 0;
   // Attaches every program of the loaded object, one by one.
   layer_report attach();
+  // Counts kept in the kernel, for layers that aggregate there.
+  virtual std::vector<counter_sample> counters() { return {}; }
   // Program runs the kernel skipped (a program re-entered on one CPU): events never seen.
   uint64_t skipped_runs();
 

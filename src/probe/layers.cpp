@@ -7,6 +7,7 @@ std::vector<std::unique_ptr<layer>> make_layers()
   std::vector<std::unique_ptr<layer>> all;
   all.push_back(make_syscall_layer());
   all.push_back(make_block_layer());
+  all.push_back(make_pagecache_layer());
   return all;
 }
 

@@ -100,6 +100,14 @@ session::~session()
   process_bpf__destroy(process_);
 }
 
+std::vector<counter_sample> session::counters()
+{
+  std::vector<counter_sample> all;
+  for (const auto& l : layers_)
+    for (const auto& c : l->counters()) all.push_back(c);
+  return all;
+}
+
 result<> session::arm(uint32_t pid)
 {
   uint32_t state = DC_TRACE_ARMED;

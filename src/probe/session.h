@@ -30,6 +30,7 @@ class session {
   result<> arm(uint32_t pid);
   void disarm(uint32_t pid);
   loss_counts losses();
+  std::vector<counter_sample> counters();
   const std::vector<layer_report>& reports() const { return reports_; }
   const std::vector<std::string>& notes() const { return notes_; }
 

@@ -62,9 +62,11 @@ void summary_builder::add(const trace_event& ev)
 {
   add_to(totals_, ev);
   add_to(per_process_[ev.pid], ev);
+  page_cache_.add_read(ev);
 }
 
-nlohmann::json summary_json(const summary_builder& s, const process_table& processes, const run_facts& run)
+nlohmann::json summary_json(const summary_builder& s, const process_table& processes, const name_table& names,
+                            const run_facts& run)
 {
   nlohmann::json j;
   j["command"] = run.command;
@@ -77,6 +79,10 @@ nlohmann::json summary_json(const summary_builder& s, const process_table& proce
                  {"lost_skipped", run.lost.skipped}};
   j["layers"] = layers_json(s.totals().ops);
   j["amplification"] = amplification_json(s.totals());
+  if (!s.page_cache().empty()) {
+    j["page_cache"] = s.page_cache().totals_json();
+    j["page_cache_files"] = s.page_cache().files_json(names);
+  }
   nlohmann::json procs = nlohmann::json::object();
   for (const auto& [pid, info] : processes) {
     auto ops = s.per_process().find(pid);
@@ -84,6 +90,8 @@ nlohmann::json summary_json(const summary_builder& s, const process_table& proce
     bool seen = ops != s.per_process().end();
     p["layers"] = seen ? layers_json(ops->second.ops) : nlohmann::json::object();
     p["amplification"] = seen ? amplification_json(ops->second) : amplification_json({});
+    if (!s.page_cache().empty())
+      p["page_cache"] = s.page_cache().process_json(pid);
     procs[std::to_string(pid)] = std::move(p);
   }
   j["processes"] = std::move(procs);
@@ -113,6 +121,14 @@ std::string summary_text(const summary_builder& s, const process_table& processe
       static_cast<unsigned long long>(app.read_bytes), amp(dev.write_bytes, app.write_bytes),
       static_cast<unsigned long long>(dev.write_bytes), static_cast<unsigned long long>(app.write_bytes));
   out += line;
+  if (!s.page_cache().empty()) {
+    nlohmann::json pc = s.page_cache().totals_json();
+    std::snprintf(line, sizeof(line), "page cache: hits %llu, misses %llu, hit ratio %s\n",
+                  static_cast<unsigned long long>(pc["hits"].get<uint64_t>()),
+                  static_cast<unsigned long long>(pc["misses"].get<uint64_t>()),
+                  pc["hit_ratio"].is_null() ? "-" : std::to_string(pc["hit_ratio"].get<double>()).c_str());
+    out += line;
+  }
   std::snprintf(line, sizeof(line), "processes: %zu   events written: %llu   events lost: %llu\n",
                 processes.size(), static_cast<unsigned long long>(run.events_written),
                 static_cast<unsigned long long>(run.lost.total()));

@@ -10,6 +10,7 @@
 
 #include "core/event.h"
 #include "core/names.h"
+#include "sink/page_cache_summary.h"
 #include "sink/pfw_writer.h"
 
 namespace dc {
@@ -39,10 +40,13 @@ class summary_builder {
   void add(const trace_event& ev);
   const io_totals& totals() const { return totals_; }
   const std::map<uint32_t, io_totals>& per_process() const { return per_process_; }
+  page_cache_tally& page_cache() { return page_cache_; }
+  const page_cache_tally& page_cache() const { return page_cache_; }
 
  private:
   io_totals totals_;
   std::map<uint32_t, io_totals> per_process_;
+  page_cache_tally page_cache_;
 };
 
 // Device bytes over application bytes, each way (the seed's R_AMP / W_AMP, in bytes);
@@ -57,7 +61,8 @@ struct run_facts {
   std::string trace_path;
 };
 
-nlohmann::json summary_json(const summary_builder& s, const process_table& processes, const run_facts& run);
+nlohmann::json summary_json(const summary_builder& s, const process_table& processes, const name_table& names,
+                            const run_facts& run);
 std::string summary_text(const summary_builder& s, const process_table& processes, const run_facts& run);
 
 }  // namespace dc

@@ -37,7 +37,7 @@ TEST(Summary, AddsCountsBytesAndTimePerLayerAndProcess)
   procs[1] = {1, 0, "a b", "a", 0, {}};
   procs[2] = {2, 1, "a b", "a", 0, {}};
   run_facts facts{{"a", "b"}, 3, 4, {1, 0}, "t.pfw.gz"};
-  auto j = summary_json(s, procs, facts);
+  auto j = summary_json(s, procs, name_table{}, facts);
   EXPECT_EQ(j["command"], nlohmann::json({"a", "b"}));
   EXPECT_EQ(j["exit_code"], 3);
   EXPECT_EQ(j["events"]["written"], 4);
@@ -65,6 +65,50 @@ TEST(Summary, AmplificationIsDeviceBytesOverApplicationBytes)
   EXPECT_TRUE(amplification_json(s.per_process().at(2))["write"].is_null());
   std::string text = summary_text(s, {}, {});
   EXPECT_NE(text.find("write 1.50x (12288 / 8192)"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace dc
+
+namespace dc {
+namespace {
+
+trace_event read_of(uint32_t pid, uint64_t fhash, uint64_t bytes, int64_t offset = -1)
+{
+  trace_event ev;
+  ev.name = offset >= 0 ? "pread64" : "read";
+  ev.category = "POSIX";
+  ev.pid = pid;
+  ev.fhash = fhash;
+  ev.bytes = bytes;
+  ev.dir = io_dir::read;
+  if (offset >= 0)
+    ev.add_arg("offset", offset);
+  return ev;
+}
+
+TEST(PageCache, PagesTouchedFollowTheByteRange)
+{
+  EXPECT_EQ(pages_touched(read_of(1, 9, 4096)), 1u);
+  EXPECT_EQ(pages_touched(read_of(1, 9, 4097)), 2u);
+  EXPECT_EQ(pages_touched(read_of(1, 9, 100, 4090)), 2u);  // crosses a page boundary
+  EXPECT_EQ(pages_touched(read_of(1, 9, 0)), 0u);
+}
+
+TEST(PageCache, HitsArePagesReadMinusMissesPerProcessAndFile)
+{
+  page_cache_tally t;
+  for (int i = 0; i < 10; ++i) t.add_read(read_of(1, 7, 4096));
+  t.add_kernel_counts(1, 7, 4, 0);    // 4 of 10 pages brought in: 6 hits
+  t.add_kernel_counts(2, 8, 16, 16);  // pid 2 only wrote: added == dirtied, no misses
+  auto all = t.totals_json();
+  EXPECT_EQ(all["hits"], 6);
+  EXPECT_EQ(all["misses"], 4);
+  EXPECT_DOUBLE_EQ(all["hit_ratio"].get<double>(), 0.6);
+  EXPECT_TRUE(t.process_json(2)["hit_ratio"].is_null());
+  name_table names;
+  names.add("/f");
+  EXPECT_EQ(t.files_json(names).size(), 2u);
 }
 
 }  // namespace

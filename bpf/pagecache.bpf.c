@@ -1,0 +1,69 @@
+/* The page-cache layer (cat PAGECACHE), counted as bcc's cachestat counts, from tracepoints:
+ * pages a traced process brought into the cache (its reads and the readahead they triggered)
+ * and pages it dirtied, per process and file, aggregated in the kernel. Misses are pages added
+ * minus pages dirtied (a buffered write adds pages that were never read); user space turns the
+ * pages the process read into hits. */
+#include "common.bpf.h"
+
+struct dc_pagecache_key {
+  __u32 tgid;
+  __u32 dev;
+  __u64 ino;
+};
+
+struct dc_pagecache_counts {
+  __u64 added;
+  __u64 dirtied;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, struct dc_pagecache_key);
+  __type(value, struct dc_pagecache_counts);
+} dc_pagecache SEC(".maps");
+
+static __always_inline struct dc_pagecache_counts* dc_counts_for(__u32 dev, __u64 ino)
+{
+  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  if (!dc_is_traced(tgid))
+    return NULL;
+  struct dc_pagecache_key key = {.tgid = tgid, .dev = dev, .ino = ino};
+  struct dc_pagecache_counts* c = bpf_map_lookup_elem(&dc_pagecache, &key);
+  if (c)
+    return c;
+  struct dc_pagecache_counts zero = {};
+  bpf_map_update_elem(&dc_pagecache, &key, &zero, BPF_NOEXIST);
+  return bpf_map_lookup_elem(&dc_pagecache, &key);
+}
+
+/* The classic tracepoint: it carries the folio's order, computed by the kernel. */
+SEC("tracepoint/filemap/mm_filemap_add_to_page_cache")
+int dc_pagecache_add(struct trace_event_raw_mm_filemap_op_page_cache* ctx)
+{
+  struct dc_pagecache_counts* c = dc_counts_for(ctx->s_dev, ctx->i_ino);
+  if (c)
+    __sync_fetch_and_add(&c->added, 1ULL << (ctx->order & 31));
+  return 0;
+}
+
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(dc_pagecache_dirty, struct folio* folio, struct address_space* mapping)
+{
+  if (!mapping)
+    return 0;
+  struct inode* host = mapping->host;
+  struct dc_pagecache_counts* c = dc_counts_for(host->i_sb->s_dev, host->i_ino);
+  if (!c)
+    return 0;
+  /* A large folio (PG_head set) spans 1 << order pages; its order is in _flags_1. */
+  __u64 flags = 0, flags_1 = 0;
+  bpf_probe_read_kernel(&flags, sizeof(flags), &folio->flags);
+  __u64 pages = 1;
+  if (flags & (1ULL << bpf_core_enum_value(enum pageflags, PG_head))) {
+    bpf_probe_read_kernel(&flags_1, sizeof(flags_1), &folio->_flags_1);
+    pages = 1ULL << (flags_1 & 31);
+  }
+  __sync_fetch_and_add(&c->dirtied, pages);
+  return 0;
+}

@@ -1,0 +1,98 @@
+#include "sink/page_cache_summary.h"
+
+namespace dc {
+
+namespace {
+constexpr uint64_t page_size = 4096;
+
+void add_to(page_cache_counts& into, const page_cache_counts& c)
+{
+  into.pages_read += c.pages_read;
+  into.added += c.added;
+  into.dirtied += c.dirtied;
+}
+}  // namespace
+
+uint64_t pages_touched(const trace_event& read)
+{
+  if (read.bytes == 0)
+    return 0;
+  for (uint8_t i = 0; i < read.arg_count; ++i)
+    if (read.args[i].key == "offset" && read.args[i].value >= 0) {
+      uint64_t first = static_cast<uint64_t>(read.args[i].value) / page_size;
+      uint64_t last = (static_cast<uint64_t>(read.args[i].value) + read.bytes - 1) / page_size;
+      return last - first + 1;
+    }
+  return (read.bytes + page_size - 1) / page_size;
+}
+
+void page_cache_tally::add_read(const trace_event& read)
+{
+  if (read.fhash && read.dir == io_dir::read && read.category == "POSIX")
+    by_file_[{read.pid, read.fhash}].pages_read += pages_touched(read);
+}
+
+void page_cache_tally::add_kernel_counts(uint32_t pid, uint64_t fhash, uint64_t added, uint64_t dirtied)
+{
+  page_cache_counts& c = by_file_[{pid, fhash}];
+  c.added += added;
+  c.dirtied += dirtied;
+}
+
+nlohmann::json page_cache_json(const page_cache_counts& c)
+{
+  uint64_t hits = c.hits(), misses = c.misses();
+  nlohmann::json ratio = hits + misses
+                             ? nlohmann::json(static_cast<double>(hits) / static_cast<double>(hits + misses))
+                             : nlohmann::json(nullptr);
+  return {{"hits", hits},           {"misses", misses},
+          {"hit_ratio", ratio},     {"pages_read", c.pages_read},
+          {"pages_added", c.added}, {"pages_dirtied", c.dirtied}};
+}
+
+// Sums over the (process, file) pairs `pick` selects. Hits and misses are clamped per pair, as
+// cachestat clamps per interval, then added.
+template <class Pick>
+nlohmann::json summed_json(const std::map<std::pair<uint32_t, uint64_t>, page_cache_counts>& by_file,
+                           Pick pick)
+{
+  page_cache_counts sum;
+  uint64_t hits = 0, misses = 0;
+  for (const auto& [key, c] : by_file)
+    if (pick(key)) {
+      add_to(sum, c);
+      hits += c.hits();
+      misses += c.misses();
+    }
+  nlohmann::json j = page_cache_json(sum);
+  j["hits"] = hits;
+  j["misses"] = misses;
+  j["hit_ratio"] = hits + misses
+                       ? nlohmann::json(static_cast<double>(hits) / static_cast<double>(hits + misses))
+                       : nlohmann::json(nullptr);
+  return j;
+}
+
+nlohmann::json page_cache_tally::totals_json() const
+{
+  return summed_json(by_file_, [](const auto&) { return true; });
+}
+
+nlohmann::json page_cache_tally::process_json(uint32_t pid) const
+{
+  return summed_json(by_file_, [pid](const auto& key) { return key.first == pid; });
+}
+
+nlohmann::json page_cache_tally::files_json(const name_table& names) const
+{
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [key, c] : by_file_) {
+    const std::string* path = names.find(key.second);
+    std::string name = path ? *path : std::to_string(key.second);
+    if (!j.contains(name))
+      j[name] = summed_json(by_file_, [fhash = key.second](const auto& k) { return k.second == fhash; });
+  }
+  return j;
+}
+
+}  // namespace dc

@@ -1,0 +1,46 @@
+// Page-cache hits and misses per process and file, counted as bcc's cachestat counts: a page
+// brought into the cache for the process (by its read or the readahead it triggered) is a miss,
+// and hits are the pages it read minus the misses. Pages read come from its read calls; pages
+// added and dirtied from the PAGECACHE layer's in-kernel counts.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+#include "core/event.h"
+#include "core/names.h"
+
+namespace dc {
+
+struct page_cache_counts {
+  uint64_t pages_read = 0;
+  uint64_t added = 0;
+  uint64_t dirtied = 0;
+  uint64_t misses() const { return added > dirtied ? added - dirtied : 0; }
+  uint64_t hits() const { return pages_read > misses() ? pages_read - misses() : 0; }
+};
+
+// Pages a read touched: its byte range when the call has an offset, else whole pages from the
+// start of one (a sequential read of aligned buffers, what the position usually is).
+uint64_t pages_touched(const trace_event& read);
+
+class page_cache_tally {
+ public:
+  void add_read(const trace_event& read);
+  void add_kernel_counts(uint32_t pid, uint64_t fhash, uint64_t added, uint64_t dirtied);
+  bool empty() const { return by_file_.empty(); }
+
+  nlohmann::json totals_json() const;               // the whole run
+  nlohmann::json process_json(uint32_t pid) const;  // one process
+  nlohmann::json files_json(const name_table& names) const;
+
+ private:
+  std::map<std::pair<uint32_t, uint64_t>, page_cache_counts> by_file_;  // (pid, fhash)
+};
+
+nlohmann::json page_cache_json(const page_cache_counts& c);
+
+}  // namespace dc

@@ -1,0 +1,62 @@
+// The page-cache layer against what the workload did: a cold read misses every page, a warm
+// re-read hits every page, a buffered write is no read miss at all.
+#include "runtime/loop_fs.h"
+#include "runtime/runtime_helpers.h"
+
+namespace dc::test {
+namespace {
+
+constexpr uint64_t file_pages = 32 * 256;  // 32 MiB in 4 KiB pages
+
+struct pagecache_test : runtime_test, ::testing::WithParamInterface<const char*> {
+  std::unique_ptr<loop_fs> fs;
+  std::string data;
+  void SetUp() override
+  {
+    runtime_test::SetUp();
+    fs = std::make_unique<loop_fs>(dir.path, GetParam());
+    data = fs->mount_point() + "/data.bin";
+  }
+  void TearDown() override { fs.reset(); }
+  nlohmann::json file_counts(const traced_run& run, const std::string& path)
+  {
+    EXPECT_TRUE(run.summary["page_cache_files"].contains(path)) << run.summary.dump(2);
+    return run.summary["page_cache_files"][path];
+  }
+};
+
+TEST_P(pagecache_test, ColdReadMissesEveryPageAndAWarmReReadHitsThem)
+{
+  ASSERT_EQ(run_shell("dd if=/dev/urandom of=" + shell_quote(data) + " bs=1M count=32 status=none"), 0);
+  fs->drop_caches();
+  std::string read = "dd if=" + shell_quote(data) + " of=/dev/null bs=1M status=none";
+  auto cold = trace_command(dir, read);
+  ASSERT_EQ(cold.exit_code, 0) << cold.err;
+  auto c = file_counts(cold, data);
+  EXPECT_EQ(c["pages_read"], file_pages);
+  EXPECT_GE(c["misses"].get<uint64_t>() * 100, file_pages * 99);
+  EXPECT_LE(c["hit_ratio"].get<double>(), 0.01);
+
+  auto warm = trace_command(dir, read);
+  ASSERT_EQ(warm.exit_code, 0) << warm.err;
+  auto w = file_counts(warm, data);
+  EXPECT_EQ(w["pages_read"], file_pages);
+  EXPECT_EQ(w["misses"], 0);
+  EXPECT_GE(w["hit_ratio"].get<double>(), 0.95);
+  EXPECT_GE(warm.summary["page_cache"]["hit_ratio"].get<double>(), 0.95);
+}
+
+TEST_P(pagecache_test, BufferedWritesAreNotReadMisses)
+{
+  auto run = trace_command(dir, "dd if=/dev/zero of=" + shell_quote(data) + " bs=1M count=8 status=none");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto c = file_counts(run, data);
+  EXPECT_EQ(c["misses"], 0);
+  EXPECT_EQ(c["pages_added"], c["pages_dirtied"]);
+  EXPECT_EQ(c["pages_dirtied"], 8 * 256);
+}
+
+INSTANTIATE_TEST_SUITE_P(fs, pagecache_test, ::testing::Values("ext4", "xfs"));
+
+}  // namespace
+}  // namespace dc::test
