@@ -40,6 +40,7 @@ enum dc_record_kind {
   DC_REC_CALL_PATH = 3, /* struct dc_path_record: path argument of the next syscall of tid */
   DC_REC_TASK = 4,      /* struct dc_task_event */
   DC_REC_BLOCK = 5,     /* struct dc_block_event */
+  DC_REC_NET = 6,       /* struct dc_net_event */
 };
 
 /* Which counter of the loss map an event was lost from. */
@@ -151,6 +152,31 @@ struct dc_block_event {
   dc_u32 cause;
   dc_s32 error;
   dc_u32 reserved;
+};
+
+enum dc_net_op {
+  DC_NET_SEND = 1,       /* bytes sent through a socket (any call: write, send*, ...) */
+  DC_NET_RECV = 2,       /* bytes received */
+  DC_NET_STATE = 3,      /* TCP state change: old_state -> new_state */
+  DC_NET_RETRANSMIT = 4, /* a TCP segment retransmitted */
+  DC_NET_DROP = 5,       /* a packet of the socket dropped; reason = enum skb_drop_reason */
+};
+
+/* A socket-level event of a traced process. Addresses are in network byte order, IPv4 in the
+ * first 4 bytes; ports in host order. */
+struct dc_net_event {
+  struct dc_record_header hdr;
+  dc_s64 bytes; /* send/recv: the result (negative errno on failure) */
+  dc_u8 laddr[16];
+  dc_u8 raddr[16];
+  dc_u32 op;
+  dc_u16 family;
+  dc_u16 protocol;
+  dc_u16 lport;
+  dc_u16 rport;
+  dc_u32 old_state;
+  dc_u32 new_state;
+  dc_u32 reason;
 };
 
 #endif

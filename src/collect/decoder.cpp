@@ -51,6 +51,14 @@ void decoder::decode(const void* data, size_t size)
         return;
       }
       break;
+    case DC_REC_NET:
+      if (size >= sizeof(dc_net_event)) {
+        dc_net_event ev;
+        std::memcpy(&ev, data, sizeof(ev));
+        decode_net(ev);
+        return;
+      }
+      break;
     case DC_REC_TASK:
       if (size >= sizeof(dc_task_event)) {
         decode_task(*static_cast<const dc_task_event*>(data));

@@ -55,6 +55,7 @@ class decoder {
   void decode_path(const dc_path_record& rec, size_t size);
   void decode_task(const dc_task_event& ev);
   void decode_block(const dc_block_event& ev);
+  void decode_net(const dc_net_event& ev);
   // An event of `category` for the thread in `hdr`, spanning hdr.ts_ns .. + dur_ns.
   trace_event begin_event(std::string_view name, std::string_view category, const dc_record_header& hdr,
                           uint64_t dur_ns) const;

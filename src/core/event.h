@@ -3,7 +3,9 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
 
 namespace dc {
 
@@ -28,6 +30,14 @@ struct trace_event {
   uint64_t fhash2 = 0;        // second file (rename target, sendfile input, ...)
   std::array<event_arg, 8> args{};
   uint8_t arg_count = 0;
+  std::array<std::pair<std::string_view, std::string>, 4> texts{};  // string args (addresses, ...)
+  uint8_t text_count = 0;
+
+  void add_text(std::string_view key, std::string value)
+  {
+    if (text_count < texts.size())
+      texts[text_count++] = {key, std::move(value)};
+  }
 
   void add_arg(std::string_view key, int64_t value)
   {

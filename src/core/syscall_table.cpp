@@ -137,6 +137,23 @@ std::vector<syscall_info> build_table()
       DC_SYSCALL(accept, {1, ret_fd, none, 0, none, none, none, none}, {{fd0}}, io_dir::none),
 #endif
       DC_SYSCALL(accept4, {1, ret_fd, none, 0, none, none, none, none}, {{fd0, {"flags", 3}}}, io_dir::none),
+      DC_SYSCALL(setsockopt, fd_call(0), {{fd0, {"level", 1}, {"optname", 2}}}, io_dir::none),
+      DC_SYSCALL(getsockopt, fd_call(0), {{fd0, {"level", 1}, {"optname", 2}}}, io_dir::none),
+      DC_SYSCALL(epoll_create1, {1, ret_fd, none, 0, none, none, none, none}, {{{"flags", 0}}}, io_dir::none),
+      DC_SYSCALL(epoll_ctl, fd_call(0), {{fd0, {"op", 1}, {"target_fd", 2, i32}}}, io_dir::none),
+#ifdef SYS_epoll_wait
+      DC_SYSCALL(epoll_wait, fd_call(0), {{fd0, {"maxevents", 2}, {"timeout", 3}}}, io_dir::none),
+#endif
+      DC_SYSCALL(epoll_pwait, fd_call(0), {{fd0, {"maxevents", 2}, {"timeout", 3}}}, io_dir::none),
+      DC_SYSCALL(epoll_pwait2, fd_call(0), {{fd0, {"maxevents", 2}}}, io_dir::none),
+#ifdef SYS_poll
+      DC_SYSCALL(poll, no_file(), {{{"nfds", 1}, {"timeout", 2}}}, io_dir::none),
+#endif
+      DC_SYSCALL(ppoll, no_file(), {{{"nfds", 1}}}, io_dir::none),
+#ifdef SYS_select
+      DC_SYSCALL(select, no_file(), {{{"nfds", 0}}}, io_dir::none),
+#endif
+      DC_SYSCALL(pselect6, no_file(), {{{"nfds", 0}}}, io_dir::none),
       DC_SYSCALL(shutdown, fd_call(0), {{fd0, {"how", 1}}}, io_dir::none),
       DC_SYSCALL(getdents64, fd_call(0), {{fd0, {"count", 2, uns}}}, io_dir::none),
       DC_SYSCALL(mmap, fd_call(4), {{{"fd", 4, i32}, {"length", 1, uns}, {"prot", 2}, {"flags", 3}}},

@@ -8,6 +8,7 @@ std::vector<std::unique_ptr<layer>> make_layers()
   all.push_back(make_syscall_layer());
   all.push_back(make_block_layer());
   all.push_back(make_pagecache_layer());
+  all.push_back(make_net_layer());
   return all;
 }
 

@@ -10,5 +10,6 @@ namespace dc {
 std::unique_ptr<layer> make_syscall_layer();
 std::unique_ptr<layer> make_block_layer();
 std::unique_ptr<layer> make_pagecache_layer();
+std::unique_ptr<layer> make_net_layer();
 
 }  // namespace dc

@@ -97,7 +97,12 @@ void pfw_writer::write_event(const trace_event& ev, const trace_names& names)
   append_field(b, "dur", ev.dur_us);
   b.append(",\"ph\":\"X\",\"args\":{");
   append_field(b, "hhash", hhash_, true);
-  for (uint8_t i = 0; i < ev.arg_count; ++i) append_field(b, ev.args[i].key, ev.args[i].value);
+  for (uint8_t i = 0; i < ev.arg_count; ++i) {
+    append_field(b, ev.args[i].key, ev.args[i].value);
+  }
+  for (uint8_t i = 0; i < ev.text_count; ++i) {
+    append_string_field(b, ev.texts[i].first, ev.texts[i].second);
+  }
   if (ev.fhash)
     append_field(b, "fhash", ev.fhash);
   if (ev.fhash2)

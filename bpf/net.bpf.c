@@ -1,0 +1,123 @@
+/* The network layer (cat NET): bytes each socket of a traced process sends and receives (at the
+ * socket layer, so read, write, send and recv calls and inlined paths alike), TCP state changes,
+ * retransmits and drops. Events in softirq context are charged through the socket's owner,
+ * remembered when a traced thread first used the socket. */
+#include "common.bpf.h"
+
+#define DC_AF_INET 2
+#define DC_AF_INET6 10
+
+struct dc_sock_owner {
+  __u32 tgid;
+  __u32 tid;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u64); /* struct sock * */
+  __type(value, struct dc_sock_owner);
+} dc_sock_owners SEC(".maps");
+
+/* The traced owner of a socket. `current_owns` says the current task is the socket's user
+ * (send, recv, connect, listen: process context); otherwise (softirq work such as handshakes,
+ * retransmits and drops, where current is whoever was interrupted, on loopback often the peer)
+ * only an owner remembered from such a call counts. */
+static __always_inline int dc_owner_of(const struct sock* sk, int current_owns, struct dc_sock_owner* o)
+{
+  __u64 key = (__u64)sk;
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  if (current_owns && dc_is_traced(pid_tgid >> 32)) {
+    o->tgid = pid_tgid >> 32;
+    o->tid = (__u32)pid_tgid;
+    bpf_map_update_elem(&dc_sock_owners, &key, o, BPF_ANY);
+    return 1;
+  }
+  struct dc_sock_owner* known = bpf_map_lookup_elem(&dc_sock_owners, &key);
+  if (!known)
+    return 0;
+  *o = *known;
+  return 1;
+}
+
+static __always_inline void dc_net_emit(const struct sock* sk, int current_owns, __u32 op, __s64 bytes,
+                                        __u32 old_state, __u32 new_state, __u32 reason)
+{
+  struct dc_sock_owner o;
+  if (!sk || !dc_owner_of(sk, current_owns, &o))
+    return;
+  struct dc_net_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
+  if (!ev) {
+    dc_count_loss(DC_LOSS_RING_FULL);
+    return;
+  }
+  ev->hdr.kind = DC_REC_NET;
+  ev->hdr.tgid = o.tgid;
+  ev->hdr.tid = o.tid;
+  ev->hdr.reserved = 0;
+  ev->hdr.ts_ns = bpf_ktime_get_ns();
+  ev->bytes = bytes;
+  ev->op = op;
+  ev->family = BPF_CORE_READ(sk, __sk_common.skc_family);
+  ev->protocol = BPF_CORE_READ(sk, sk_protocol);
+  ev->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+  ev->rport = __builtin_bswap16(BPF_CORE_READ(sk, __sk_common.skc_dport));
+  __builtin_memset(ev->laddr, 0, sizeof(ev->laddr));
+  __builtin_memset(ev->raddr, 0, sizeof(ev->raddr));
+  if (ev->family == DC_AF_INET6) {
+    BPF_CORE_READ_INTO(&ev->laddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
+    BPF_CORE_READ_INTO(&ev->raddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+  } else {
+    __u32 l = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr), r = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+    __builtin_memcpy(ev->laddr, &l, 4);
+    __builtin_memcpy(ev->raddr, &r, 4);
+  }
+  ev->old_state = old_state;
+  ev->new_state = new_state;
+  ev->reason = reason;
+  bpf_ringbuf_submit(ev, dc_submit_flags());
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(dc_net_send, struct sock* sk, int ret, int flags)
+{
+  if (dc_is_traced(bpf_get_current_pid_tgid() >> 32))
+    dc_net_emit(sk, 1, DC_NET_SEND, ret, 0, 0, 0);
+  return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(dc_net_recv, struct sock* sk, int ret, int flags)
+{
+  if (dc_is_traced(bpf_get_current_pid_tgid() >> 32))
+    dc_net_emit(sk, 1, DC_NET_RECV, ret, 0, 0, 0);
+  return 0;
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(dc_net_state, const struct sock* sk, const int oldstate, const int newstate)
+{
+  /* connect() and listen() move a socket to SYN_SENT and LISTEN in the caller's context. */
+  int current_owns = newstate == BPF_TCP_SYN_SENT || newstate == BPF_TCP_LISTEN;
+  dc_net_emit(sk, current_owns, DC_NET_STATE, 0, oldstate, newstate, 0);
+  return 0;
+}
+
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(dc_net_retransmit, const struct sock* sk, const struct sk_buff* skb)
+{
+  dc_net_emit(sk, 0, DC_NET_RETRANSMIT, 0, 0, 0, 0);
+  return 0;
+}
+
+SEC("tp_btf/kfree_skb")
+int BPF_PROG(dc_net_drop, struct sk_buff* skb, void* location, enum skb_drop_reason reason,
+             struct sock* rx_sk)
+{
+  /* Freeing a consumed packet is not a drop. */
+  if (reason == SKB_CONSUMED || reason == SKB_NOT_DROPPED_YET)
+    return 0;
+  struct sock* sk = rx_sk ? rx_sk : skb->sk;
+  dc_net_emit(sk, 0, DC_NET_DROP, 0, 0, 0, reason);
+  return 0;
+}
