@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <chrono>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -55,6 +56,27 @@ void feed_counters(const std::vector<counter_sample>& samples, decoder& dec, sum
     auto [pid, dev, ino] = key;
     uint64_t fhash = dec.hash_of_file(dc_file_ref{ino, dev, 0100000}, pid);
     summary.page_cache().add_kernel_counts(pid, fhash, counts.first, counts.second);
+  }
+}
+
+// One PAGECACHE counter sample per process and file, at the end of the run.
+void write_page_cache_counters(pfw_writer& writer, const summary_builder& summary, const decoder& dec,
+                               uint64_t now_us)
+{
+  for (const auto& [key, c] : summary.page_cache().by_file()) {
+    trace_event ev;
+    ev.name = "page_cache";
+    ev.category = "PAGECACHE";
+    ev.counter = true;
+    ev.pid = ev.tid = key.first;
+    ev.ts_us = now_us;
+    ev.fhash = key.second;
+    ev.add_arg("hits", static_cast<int64_t>(c.hits()));
+    ev.add_arg("misses", static_cast<int64_t>(c.misses()));
+    ev.add_arg("pages_read", static_cast<int64_t>(c.pages_read));
+    ev.add_arg("pages_added", static_cast<int64_t>(c.added));
+    ev.add_arg("pages_dirtied", static_cast<int64_t>(c.dirtied));
+    writer.write_event(ev, {dec.state().names, dec.state().processes});
   }
 }
 
@@ -127,6 +149,10 @@ result<int> run_traced(const run_options& options)
   auto drained = (*running)->stop();
   loss_counts lost = (*probes)->losses();
   feed_counters((*probes)->counters(), dec, summary);
+  write_page_cache_counters(writer, summary, dec,
+                            static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                      std::chrono::system_clock::now().time_since_epoch())
+                                                      .count()));
   auto finished = writer.finish(lost);
   if (!released)
     return std::unexpected(released.error());

@@ -46,6 +46,7 @@ class decoder {
   void snapshot_fds(uint32_t pid);
 
   decode_state& state() { return state_; }
+  const decode_state& state() const { return state_; }
   // The path hash of a file the kernel named by (dev, inode), as events of `pid` use it.
   uint64_t hash_of_file(const dc_file_ref& ref, uint32_t pid) { return file_hash(ref, pid, -1); }
   uint64_t malformed() const { return malformed_; }

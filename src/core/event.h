@@ -26,6 +26,7 @@ struct trace_event {
   uint64_t dur_us = 0;
   uint64_t bytes = 0;         // data moved, for layers that move data
   io_dir dir = io_dir::none;  // which way `bytes` moved
+  bool counter = false;       // a "ph":"C" counter sample (args are the counts), not a span
   uint64_t fhash = 0;         // 0: no file
   uint64_t fhash2 = 0;        // second file (rename target, sendfile input, ...)
   std::array<event_arg, 8> args{};

@@ -32,6 +32,7 @@ class page_cache_tally {
   void add_read(const trace_event& read);
   void add_kernel_counts(uint32_t pid, uint64_t fhash, uint64_t added, uint64_t dirtied);
   bool empty() const { return by_file_.empty(); }
+  const std::map<std::pair<uint32_t, uint64_t>, page_cache_counts>& by_file() const { return by_file_; }
 
   nlohmann::json totals_json() const;               // the whole run
   nlohmann::json process_json(uint32_t pid) const;  // one process

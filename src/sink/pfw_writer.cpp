@@ -94,8 +94,9 @@ void pfw_writer::write_event(const trace_event& ev, const trace_names& names)
   append_field(b, "pid", ev.pid);
   append_field(b, "tid", ev.tid);
   append_field(b, "ts", ev.ts_us);
-  append_field(b, "dur", ev.dur_us);
-  b.append(",\"ph\":\"X\",\"args\":{");
+  if (!ev.counter)
+    append_field(b, "dur", ev.dur_us);
+  b.append(ev.counter ? ",\"ph\":\"C\",\"args\":{" : ",\"ph\":\"X\",\"args\":{");
   append_field(b, "hhash", hhash_, true);
   for (uint8_t i = 0; i < ev.arg_count; ++i) {
     append_field(b, ev.args[i].key, ev.args[i].value);
@@ -108,7 +109,8 @@ void pfw_writer::write_event(const trace_event& ev, const trace_names& names)
   if (ev.fhash2)
     append_field(b, "fhash2", ev.fhash2);
   b.append("}}\n");
-  ++events_;
+  if (!ev.counter)
+    ++events_;
 }
 
 result<> pfw_writer::maybe_flush(std::chrono::steady_clock::time_point now)

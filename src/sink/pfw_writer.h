@@ -41,7 +41,7 @@ class pfw_writer {
   // Writes the end record with the loss counts and the closing bracket, and closes the file.
   result<> finish(const loss_counts& lost);
 
-  uint64_t events_written() const { return events_; }
+  uint64_t events_written() const { return events_; }  // spans ("ph":"X"), not counters
 
  private:
   void begin_metadata(std::string_view name, uint32_t pid, uint32_t tid);
