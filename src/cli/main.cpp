@@ -41,6 +41,10 @@ int main(int argc, char** argv)
       ->add_option("--layers", run.layers,
                    "comma-separated layers to trace (default: all; see 'datacrumbs layers')")
       ->delimiter(',');
+  run_cmd->add_option(
+      "--system", run.systems,
+      "LABEL=REGEX: label processes whose name matches as a storage system (repeatable; built in: "
+      "MinIO, Ceph, etcd, PostgreSQL, GlusterFS)");
   run_cmd->add_option("command", run.command, "the command to trace, after --")->required();
   run_cmd->prefix_command(false);
 

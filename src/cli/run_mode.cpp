@@ -19,6 +19,7 @@
 #include "probe/system_checks.h"
 #include "sink/pfw_writer.h"
 #include "sink/summary.h"
+#include "sink/system_summary.h"
 
 namespace dc {
 
@@ -96,6 +97,14 @@ result<int> run_traced(const run_options& options)
     return std::unexpected(executable.error());
   if (auto layers = check_layer_names(options.layers); !layers)
     return std::unexpected(layers.error());
+  std::vector<system_rule> user_rules;
+  for (const auto& spec : options.systems) {
+    auto rule = parse_system_rule(spec);
+    if (!rule)
+      return std::unexpected(rule.error());
+    user_rules.push_back(std::move(*rule));
+  }
+  const std::vector<system_rule> rules = system_rules(std::move(user_rules));
   if (auto privileged = check_bpf_privileges(); !privileged)
     return std::unexpected(privileged.error());
 
@@ -127,6 +136,7 @@ result<int> run_traced(const run_options& options)
     return std::unexpected(child.error());
   forward_signals_to(child->pid);
   pfw_writer writer(std::move(*trace_file), host_name(), static_cast<uint32_t>(child->pid));
+  writer.set_process_labeler([&rules](const process_info& p) { return system_label(p, rules); });
   summary_builder summary;
   decoder dec(measure_clock_offset(), {&writer, &summary});
   dec.snapshot_fds(static_cast<uint32_t>(child->pid));
@@ -163,13 +173,15 @@ result<int> run_traced(const run_options& options)
 
   run_facts facts{options.command, exit_code, writer.events_written(), lost, trace_path};
   const process_table& processes = dec.state().processes;
+  nlohmann::json systems = systems_json(summary, processes, rules);
   if (summary_file) {
-    auto written =
-        summary_file->commit(summary_json(summary, processes, dec.state().names, facts).dump(2) + "\n");
+    nlohmann::json j = summary_json(summary, processes, dec.state().names, facts);
+    j["systems"] = systems;
+    auto written = summary_file->commit(j.dump(2) + "\n");
     if (!written)
       return std::unexpected(written.error());
   }
-  print_summary(summary_text(summary, processes, facts), options, exit_code);
+  print_summary(summary_text(summary, processes, facts) + systems_text(systems), options, exit_code);
   if (dec.malformed())
     std::fprintf(stderr, "datacrumbs: %llu malformed records were skipped\n",
                  static_cast<unsigned long long>(dec.malformed()));

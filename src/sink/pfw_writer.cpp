@@ -65,6 +65,8 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
     if (known) {
       append_field(b, "cmd_hash", cmd_hash);
       append_field(b, "ppid", proc->second.parent);
+      if (std::string label = labeler_ ? labeler_(proc->second) : std::string(); !label.empty())
+        append_string_field(b, "system", label);
     }
     b.append("}}\n");
   }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_set>
 
@@ -41,6 +42,12 @@ class pfw_writer {
   // Writes the end record with the loss counts and the closing bracket, and closes the file.
   result<> finish(const loss_counts& lost);
 
+  // Names a process's storage system in its process_name line ("" for none).
+  void set_process_labeler(std::function<std::string(const process_info&)> labeler)
+  {
+    labeler_ = std::move(labeler);
+  }
+
   uint64_t events_written() const { return events_; }  // spans ("ph":"X"), not counters
 
  private:
@@ -58,6 +65,7 @@ class pfw_writer {
   std::unordered_set<uint64_t> written_hashes_;
   std::unordered_set<uint32_t> named_pids_;
   std::unordered_set<uint32_t> named_tids_;
+  std::function<std::string(const process_info&)> labeler_;
 };
 
 }  // namespace dc

@@ -14,6 +14,7 @@ void add_to(io_totals& t, const trace_event& ev)
     if (flow == t.flows.end())
       flow = t.flows.emplace(std::string(ev.category), layer_flow{}).first;
     (ev.dir == io_dir::read ? flow->second.read_bytes : flow->second.write_bytes) += ev.bytes;
+    ++(ev.dir == io_dir::read ? flow->second.read_ops : flow->second.write_ops);
   }
   auto layer = ops.find(ev.category);
   if (layer == ops.end())

@@ -28,6 +28,8 @@ using layer_ops = std::map<std::string, std::map<std::string, op_stats>, std::le
 struct layer_flow {
   uint64_t read_bytes = 0;
   uint64_t write_bytes = 0;
+  uint64_t read_ops = 0;   // operations that moved data in
+  uint64_t write_ops = 0;  // operations that moved data out
 };
 
 struct io_totals {

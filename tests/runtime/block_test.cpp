@@ -95,6 +95,31 @@ TEST_P(block_test, DirectWriteIsChargedToTheWriterAndItsFile)
   EXPECT_EQ(run.summary["amplification"]["bytes"]["BLOCK"]["write"].get<uint64_t>(), b.write);
 }
 
+TEST_P(block_test, StorageSystemsGetTheirOwnAmplificationRow)
+{
+  // A program whose name is a built-in system's (etcd), and one labelled by a user rule.
+  ASSERT_EQ(run_shell("cp \"$(command -v dd)\" " + shell_quote(dir / "etcd")), 0);
+  auto run =
+      trace_command(dir,
+                    "sh -c " + shell_quote((dir / "etcd") + " if=/dev/zero of=" + file("kv.bin") +
+                                           " bs=1M count=8 oflag=direct status=none && dd if=/dev/zero of=" +
+                                           file("mine.bin") + " bs=1M count=4 oflag=direct status=none"),
+                    "--system Mine=dd");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto& etcd = run.summary["systems"]["etcd"];
+  EXPECT_EQ(etcd["processes"], 1);
+  EXPECT_EQ(etcd["device_write_bytes"], 8 * mib);
+  EXPECT_DOUBLE_EQ(etcd["W_AMP"].get<double>(), 1.0 * (8 * mib) / etcd["app_write_bytes"].get<uint64_t>());
+  EXPECT_GE(etcd["BLK_W"].get<uint64_t>(), 1u);
+  EXPECT_EQ(run.summary["systems"]["Mine"]["device_write_bytes"], 4 * mib);
+  EXPECT_FALSE(run.summary["systems"].contains("sh"));
+  EXPECT_NE(run.err.find("SYSTEM"), std::string::npos) << run.err;
+  bool tagged = false;
+  for (const auto& j : run.trace.lines)
+    tagged |= j["name"] == "process_name" && j["args"].value("system", "") == "etcd";
+  EXPECT_TRUE(tagged);
+}
+
 TEST_P(block_test, LayersSelectsWhatIsTraced)
 {
   std::string dd =

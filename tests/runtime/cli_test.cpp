@@ -72,6 +72,7 @@ TEST_F(runtime_test, BadInputGetsOneClearLine)
   EXPECT_FALSE(std::filesystem::exists(dir / "t.pfw.gz"));
   expect_refused(dir, "frobnicate", 2, "frobnicate");
   expect_refused(dir, "run --layers syscall,nosuchlayer -- " + touch, 2, "nosuchlayer");
+  expect_refused(dir, "run --system 'X=([bad' -- " + touch, 2, "([bad");
 }
 
 TEST_F(runtime_test, RefusesWithoutPrivilegesAndWritesNothing)

@@ -1,0 +1,122 @@
+#include "sink/system_summary.h"
+
+#include <cstdio>
+
+namespace dc {
+
+result<system_rule> parse_system_rule(const std::string& spec)
+{
+  size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+    return fail("--system takes LABEL=REGEX, got '" + spec + "'", 2);
+  std::string label = spec.substr(0, eq), pattern = spec.substr(eq + 1);
+  try {
+    return system_rule{label, pattern, std::regex(pattern)};
+  } catch (const std::regex_error& e) {
+    return fail("--system " + label + ": invalid regex '" + pattern + "': " + e.what(), 2);
+  }
+}
+
+std::vector<system_rule> system_rules(std::vector<system_rule> user)
+{
+  static const std::pair<const char*, const char*> builtins[] = {
+      {"MinIO", "minio"},         {"Ceph", "ceph-.*|radosgw|rbd-.*|rados"},
+      {"etcd", "etcd"},           {"PostgreSQL", "postgres|postmaster"},
+      {"GlusterFS", "gluster.*"},
+  };
+  for (const auto& [label, pattern] : builtins) user.push_back({label, pattern, std::regex(pattern)});
+  return user;
+}
+
+std::string system_label(const process_info& p, const std::vector<system_rule>& rules)
+{
+  for (const auto& r : rules)
+    if (std::regex_match(p.comm, r.regex))
+      return r.label;
+  return "";
+}
+
+namespace {
+
+struct system_row {
+  uint64_t processes = 0, sys_r = 0, sys_w = 0, blk_r = 0, blk_w = 0;
+  layer_flow app, dev;
+};
+
+void add_ops(const io_totals& t, system_row& row)
+{
+  for (const auto& [layer, f] : t.flows) {
+    layer_flow& into = layer == "POSIX" ? row.app : layer == "BLOCK" ? row.dev : row.app;
+    if (layer != "POSIX" && layer != "BLOCK")
+      continue;
+    into.read_bytes += f.read_bytes;
+    into.write_bytes += f.write_bytes;
+    (layer == "POSIX" ? row.sys_r : row.blk_r) += f.read_ops;
+    (layer == "POSIX" ? row.sys_w : row.blk_w) += f.write_ops;
+  }
+}
+
+nlohmann::json ratio(uint64_t num, uint64_t den)
+{
+  return den ? nlohmann::json(static_cast<double>(num) / static_cast<double>(den)) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::json systems_json(const summary_builder& s, const process_table& processes,
+                            const std::vector<system_rule>& rules)
+{
+  std::map<std::string, system_row> rows;
+  for (const auto& [pid, p] : processes) {
+    std::string label = system_label(p, rules);
+    if (label.empty())
+      continue;
+    system_row& row = rows[label];
+    ++row.processes;
+    auto t = s.per_process().find(pid);
+    if (t != s.per_process().end())
+      add_ops(t->second, row);
+  }
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [label, r] : rows)
+    j[label] = {{"processes", r.processes},
+                {"SYS_R", r.sys_r},
+                {"SYS_W", r.sys_w},
+                {"VFS_R", nullptr},
+                {"VFS_W", nullptr},
+                {"BLK_R", r.blk_r},
+                {"BLK_W", r.blk_w},
+                {"app_read_bytes", r.app.read_bytes},
+                {"app_write_bytes", r.app.write_bytes},
+                {"device_read_bytes", r.dev.read_bytes},
+                {"device_write_bytes", r.dev.write_bytes},
+                {"R_AMP", ratio(r.dev.read_bytes, r.app.read_bytes)},
+                {"W_AMP", ratio(r.dev.write_bytes, r.app.write_bytes)}};
+  return j;
+}
+
+std::string systems_text(const nlohmann::json& systems)
+{
+  if (systems.empty())
+    return "";
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-12s %8s %8s %6s %6s %8s %8s %7s %7s\n", "SYSTEM", "SYS_R", "SYS_W",
+                "VFS_R", "VFS_W", "BLK_R", "BLK_W", "R_AMP", "W_AMP");
+  out += line;
+  auto amp = [](const nlohmann::json& v) {
+    return v.is_null() ? std::string("-") : std::to_string(v.get<double>()).substr(0, 5);
+  };
+  for (const auto& [label, r] : systems.items()) {
+    std::snprintf(line, sizeof(line), "%-12s %8llu %8llu %6s %6s %8llu %8llu %7s %7s\n", label.c_str(),
+                  static_cast<unsigned long long>(r["SYS_R"].get<uint64_t>()),
+                  static_cast<unsigned long long>(r["SYS_W"].get<uint64_t>()), "-", "-",
+                  static_cast<unsigned long long>(r["BLK_R"].get<uint64_t>()),
+                  static_cast<unsigned long long>(r["BLK_W"].get<uint64_t>()), amp(r["R_AMP"]).c_str(),
+                  amp(r["W_AMP"]).c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace dc
