@@ -11,7 +11,7 @@ packages=(
   # C++ libraries
   libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
   # runtime ground truth and peers used by tests and benchmarks
-  strace bpftrace util-linux procps coreutils gzip e2fsprogs xfsprogs
+  strace bpftrace util-linux procps coreutils gzip e2fsprogs xfsprogs postgresql
 )
 
 missing=()

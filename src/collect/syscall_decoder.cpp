@@ -65,7 +65,11 @@ void decoder::decode_syscall(const dc_syscall_event& raw)
   ev.add_arg("ret", raw.ret);
   if (info->dir != io_dir::none && raw.ret > 0) {
     ev.bytes = static_cast<uint64_t>(raw.ret);
-    ev.dir = info->dir;
+    // Only file data counts as the application's I/O in amplification and the page cache;
+    // bytes through sockets and pipes are still in the call's own totals.
+    uint32_t type = raw.file_a.mode & S_IFMT;
+    if (type == S_IFREG || type == S_IFBLK)
+      ev.dir = info->dir;
   }
 
   const dc_syscall_spec& spec = info->spec;

@@ -163,6 +163,15 @@ TEST_F(decoder_fixture, SocketsArePseudoFilesNamedLikeProc)
   EXPECT_EQ(ev[0]["args"]["fhash"], string_hash("socket:[777]"));
 }
 
+TEST_F(decoder_fixture, SocketBytesAreNotFileIoInAmplification)
+{
+  dc_file_ref sock{777, 9, S_IFSOCK};
+  feed_syscall(SYS_write, 11, 100, {5, 0, 100, 0, 0, 0}, sock);
+  feed_syscall(SYS_write, 11, 40, {3, 0, 40, 0, 0, 0}, data_file);
+  EXPECT_EQ(summary.totals().ops.at("POSIX").at("write").bytes, 140u);
+  EXPECT_EQ(summary.totals().flows.at("POSIX").write_bytes, 40u);
+}
+
 TEST_F(decoder_fixture, TasksBuildTheProcessTable)
 {
   feed_task(DC_TASK_EXEC, 10, 10, 1, "app", std::string_view("app\0-x\0", 7));
