@@ -19,6 +19,21 @@ decoder::decoder(clock_offset clock, event_sinks sinks) : sinks_(sinks)
   state_.clock = clock;
 }
 
+namespace {
+
+// Calls decode_fn with the record as a T when it is long enough to be one. Ring records are
+// 8-byte aligned, so the record is used in place.
+template <class T>
+bool decode_as(const void* data, size_t size, decoder& d, void (decoder::*decode_fn)(const T&))
+{
+  if (size < sizeof(T))
+    return false;
+  (d.*decode_fn)(*static_cast<const T*>(data));
+  return true;
+}
+
+}  // namespace
+
 void decoder::decode(const void* data, size_t size)
 {
   dc_record_header h;
@@ -27,47 +42,23 @@ void decoder::decode(const void* data, size_t size)
     return;
   }
   std::memcpy(&h, data, sizeof(h));
+  bool ok = false;
   switch (h.kind) {
-    case DC_REC_SYSCALL:
-      if (size >= sizeof(dc_syscall_event)) {
-        dc_syscall_event ev;
-        std::memcpy(&ev, data, sizeof(ev));
-        decode_syscall(ev);
-        return;
-      }
-      break;
+    case DC_REC_SYSCALL: ok = decode_as(data, size, *this, &decoder::decode_syscall); break;
+    case DC_REC_BLOCK: ok = decode_as(data, size, *this, &decoder::decode_block); break;
+    case DC_REC_NET: ok = decode_as(data, size, *this, &decoder::decode_net); break;
+    case DC_REC_TASK: ok = decode_as(data, size, *this, &decoder::decode_task); break;
     case DC_REC_FILE_NAME:
     case DC_REC_CALL_PATH:
-      if (size >= offsetof(dc_path_record, data) && size <= sizeof(dc_path_record)) {
+      // Variable length: only the used part of data[] is in the ring.
+      ok = size >= offsetof(dc_path_record, data) && size <= sizeof(dc_path_record);
+      if (ok)
         decode_path(*static_cast<const dc_path_record*>(data), size);
-        return;
-      }
-      break;
-    case DC_REC_BLOCK:
-      if (size >= sizeof(dc_block_event)) {
-        dc_block_event ev;
-        std::memcpy(&ev, data, sizeof(ev));
-        decode_block(ev);
-        return;
-      }
-      break;
-    case DC_REC_NET:
-      if (size >= sizeof(dc_net_event)) {
-        dc_net_event ev;
-        std::memcpy(&ev, data, sizeof(ev));
-        decode_net(ev);
-        return;
-      }
-      break;
-    case DC_REC_TASK:
-      if (size >= sizeof(dc_task_event)) {
-        decode_task(*static_cast<const dc_task_event*>(data));
-        return;
-      }
       break;
     default: break;
   }
-  ++malformed_;
+  if (!ok)
+    ++malformed_;
 }
 
 std::string join_components(std::string_view leaf_first)
