@@ -81,6 +81,13 @@ int BPF_PROG(dc_block_dio_begin, struct kiocb* iocb)
   return 0;
 }
 
+/* A stacked device (loop, device mapper) hands the pages of its request to the device below;
+ * that lower request is the upper one again, counted already on the file system's device. */
+static __always_inline int dc_stacked(const struct dc_block_owner* o, struct block_device* part)
+{
+  return o->file.mode && part && part->bd_dev != o->file.dev;
+}
+
 /* Who is behind a request, and which file its pages belong to. Called where the request is
  * accounted (block_io_start, in the submitting task), or at insert/issue when it was not. */
 static __always_inline int dc_block_owner_of(struct request* rq, struct dc_block_owner* o)
@@ -98,6 +105,9 @@ static __always_inline int dc_block_owner_of(struct request* rq, struct dc_block
   }
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   __u32 tgid = pid_tgid >> 32;
+  /* The device the bio targets (a partition where there is one). Not rq->part: accounting sets
+   * it after block_io_start fires. */
+  struct block_device* part = bio ? bio->bi_bdev : NULL;
   if (dc_is_traced(tgid)) {
     o->tgid = tgid;
     o->tid = (__u32)pid_tgid;
@@ -107,9 +117,9 @@ static __always_inline int dc_block_owner_of(struct request* rq, struct dc_block
       if (dio)
         o->file = *dio;
     }
-    return 1;
+    return !dc_stacked(o, part);
   }
-  if (!o->file.mode)
+  if (!o->file.mode || dc_stacked(o, part))
     return 0;
   __u64 key = dc_file_key(&o->file);
   __u32* dirtier = bpf_map_lookup_elem(&dc_dirtied_by, &key);

@@ -14,6 +14,7 @@ constexpr uint64_t mib = 1 << 20;
 struct block_bytes {
   uint64_t read = 0, write = 0, writeback_write = 0, all = 0;
   std::set<uint32_t> pids;
+  std::set<std::pair<int, int>> devices;  // (major, minor) of the file's requests
 };
 
 // BLOCK bytes charged to `path` (every file when path is empty).
@@ -29,6 +30,7 @@ block_bytes block_bytes_for(const traced_run& run, const std::string& path)
     if (want && e["args"].value("fhash", 0ull) != want)
       continue;
     b.pids.insert(e["pid"].get<uint32_t>());
+    b.devices.insert({e["args"]["major"].get<int>(), e["args"]["minor"].get<int>()});
     if (e["name"] == "read")
       b.read += bytes;
     if (e["name"] == "write") {
@@ -160,6 +162,10 @@ TEST_P(block_test, WritebackByKernelWorkersIsChargedToTheProcessThatDirtiedThePa
   ASSERT_EQ(run.exit_code, 0) << run.err;
   auto b = block_bytes_for(run, file("late.bin"));
   expect_within_1_percent(b.writeback_write, 8 * mib);
+  // Charged once, on the file system's device, not again on the disk under the loop device.
+  std::set<std::pair<int, int>> loop_only{{fs->device_major(), fs->device_minor()}};
+  EXPECT_EQ(b.devices, loop_only);
+  expect_within_1_percent(b.write, 8 * mib);
   EXPECT_EQ(b.pids, std::set<uint32_t>{pid_of_command(run, "dd ")});
 }
 

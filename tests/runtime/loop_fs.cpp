@@ -26,7 +26,9 @@ loop_fs::loop_fs(const std::string& dir, const std::string& fs_type, uint64_t si
 {
   must("truncate -s " + std::to_string(size_mib) + "M " + shell_quote(image_));
   std::string dev_file = dir + "/" + fs_type + ".dev";
-  must("losetup -f --show " + shell_quote(image_) + " > " + shell_quote(dev_file));
+  // Direct I/O on the image: the loop device's requests reach the disk below as requests of
+  // their own (a stacked device, as in production), not through the host's page cache.
+  must("losetup --direct-io=on -f --show " + shell_quote(image_) + " > " + shell_quote(dev_file));
   device_ = read_file(dev_file);
   while (!device_.empty() && device_.back() == '\n') device_.pop_back();
   must("mkfs." + fs_type + " -q " + (fs_type == "xfs" ? "-f " : "") + shell_quote(device_) +
