@@ -222,9 +222,8 @@ Jobs:
   is added because fio 3.33 does not fsync after the last write, which would leave that MiB to
   background writeback outside the trace. Loop-device bytes count the block requests datacrumbs
   attributes to fio; ext4 journal writes come from the jbd2 kernel thread and are not among
-  them. "All devices" is about twice fio's bytes: in direct-I/O mode the loop driver writes the
-  same page-cache pages to the disk below, so datacrumbs charges that request to fio as well (as
-  writeback of a file fio dirtied) and each write is counted on the loop device and on the disk.
+  them. "All devices" equals the loop device: in direct-I/O mode the loop driver hands the same
+  page-cache pages to the disk below, and datacrumbs does not count that stacked request again.
 - **randread**: `fio --rw=randread --bs=4k --size=512M --ioengine=psync --direct=1 --runtime=10
   --time_based` on a file laid out beforehand by an untraced write. `--direct=1` bypasses the
   guest page cache, and the loop device's direct I/O bypasses the host's, so every 4 KiB pread
