@@ -1,5 +1,9 @@
 #include "sink/summary.h"
 
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 namespace dc {
@@ -23,14 +27,22 @@ void add_to(io_totals& t, const trace_event& ev)
   ++s.count;
   s.bytes += ev.bytes;
   s.time_us += ev.dur_us;
+  if (ev.category == "BLOCK")
+    s.durations_us.push_back(static_cast<uint32_t>(std::min<uint64_t>(ev.dur_us, UINT32_MAX)));
 }
 
 nlohmann::json layers_json(const layer_ops& ops)
 {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [layer, by_op] : ops)
-    for (const auto& [op, s] : by_op)
+    for (const auto& [op, s] : by_op) {
       j[layer][op] = {{"count", s.count}, {"bytes", s.bytes}, {"time_us", s.time_us}};
+      if (!s.durations_us.empty())
+        j[layer][op]["latency_us"] = {{"p50", percentile(s.durations_us, 50)},
+                                      {"p90", percentile(s.durations_us, 90)},
+                                      {"p99", percentile(s.durations_us, 99)},
+                                      {"max", percentile(s.durations_us, 100)}};
+    }
   return j;
 }
 
@@ -57,6 +69,16 @@ nlohmann::json amplification_json(const io_totals& t)
   j["read"] = ratio(dev.read_bytes, app.read_bytes);
   j["write"] = ratio(dev.write_bytes, app.write_bytes);
   return j;
+}
+
+uint32_t percentile(std::vector<uint32_t> values, double p)
+{
+  if (values.empty())
+    return 0;
+  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
+  size_t index = std::clamp<size_t>(rank, 1, values.size()) - 1;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(index), values.end());
+  return values[index];
 }
 
 void summary_builder::add(const trace_event& ev)

@@ -18,8 +18,12 @@ namespace dc {
 struct op_stats {
   uint64_t count = 0;
   uint64_t bytes = 0;
-  uint64_t time_us = 0;  // sum of the trace's dur values
+  uint64_t time_us = 0;                // sum of the trace's dur values
+  std::vector<uint32_t> durations_us;  // kept for device requests, for latency percentiles
 };
+
+// Nearest-rank percentile (0 < p <= 100) of `values`; 0 when empty.
+uint32_t percentile(std::vector<uint32_t> values, double p);
 
 // layer ("POSIX") -> operation ("read") -> totals
 using layer_ops = std::map<std::string, std::map<std::string, op_stats>, std::less<>>;

@@ -95,6 +95,14 @@ TEST_P(block_test, DirectWriteIsChargedToTheWriterAndItsFile)
   EXPECT_EQ(b.pids, std::set<uint32_t>{pid_of_command(run, "dd ")});
   expect_within_device_counters(run, *fs, before, after);
   EXPECT_EQ(run.summary["amplification"]["bytes"]["BLOCK"]["write"].get<uint64_t>(), b.write);
+  // Latency percentiles agree with the trace's own durations.
+  uint64_t longest = 0;
+  for (const auto& e : complete_events(run.trace))
+    if (e["cat"] == "BLOCK" && e["name"] == "write")
+      longest = std::max<uint64_t>(longest, e["dur"].get<uint64_t>());
+  const auto& latency = run.summary["layers"]["BLOCK"]["write"]["latency_us"];
+  EXPECT_EQ(latency["max"], longest);
+  EXPECT_LE(latency["p50"].get<uint64_t>(), latency["p99"].get<uint64_t>());
 }
 
 TEST_P(block_test, StorageSystemsGetTheirOwnAmplificationRow)

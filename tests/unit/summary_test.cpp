@@ -50,6 +50,24 @@ TEST(Summary, AddsCountsBytesAndTimePerLayerAndProcess)
   EXPECT_NE(text.find("t.pfw.gz"), std::string::npos);
 }
 
+TEST(Summary, BlockLatencyPercentilesAreNearestRank)
+{
+  EXPECT_EQ(percentile({}, 50), 0u);
+  std::vector<uint32_t> v;
+  for (uint32_t i = 1; i <= 100; ++i) v.push_back(101 - i);  // 100 .. 1, unsorted on purpose
+  EXPECT_EQ(percentile(v, 50), 50u);
+  EXPECT_EQ(percentile(v, 99), 99u);
+  EXPECT_EQ(percentile(v, 100), 100u);
+  summary_builder s;
+  for (uint64_t d : {10, 20, 30, 40}) s.add(io("write", 1, 4096, d, "BLOCK"));
+  s.add(io("write", 1, 4096, 7));  // POSIX: no latency list
+  process_table procs;
+  auto j = summary_json(s, procs, name_table{}, run_facts{});
+  EXPECT_EQ(j["layers"]["BLOCK"]["write"]["latency_us"]["p50"], 20);
+  EXPECT_EQ(j["layers"]["BLOCK"]["write"]["latency_us"]["max"], 40);
+  EXPECT_FALSE(j["layers"]["POSIX"]["write"].contains("latency_us"));
+}
+
 TEST(Summary, AmplificationIsDeviceBytesOverApplicationBytes)
 {
   summary_builder s;
