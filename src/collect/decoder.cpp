@@ -129,6 +129,19 @@ void decoder::decode_path(const dc_path_record& rec, size_t size)
   state_.call_paths[rec.hdr.tid][rec.slot & 1] = state_.names.add(path);
 }
 
+std::string proc_fd_path(const std::string& link, const file_key* expected, file_key* found)
+{
+  char target[4096];
+  struct stat st {};
+  ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+  if (n <= 0 || stat(link.c_str(), &st) != 0)
+    return "";
+  *found = {kernel_dev(major(st.st_dev), minor(st.st_dev)), st.st_ino};
+  if (expected && !(*expected == *found))
+    return "";
+  return std::string(target, static_cast<size_t>(n));
+}
+
 void decoder::snapshot_fds(uint32_t pid)
 {
   std::string dir = "/proc/" + std::to_string(pid) + "/fd";
@@ -138,15 +151,10 @@ void decoder::snapshot_fds(uint32_t pid)
   while (dirent* e = readdir(d)) {
     if (e->d_name[0] == '.')
       continue;
-    std::string link = dir + "/" + e->d_name;
-    char target[4096];
-    ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
-    struct stat st {};
-    if (n <= 0 || stat(link.c_str(), &st) != 0)
-      continue;
-    file_key key{kernel_dev(major(st.st_dev), minor(st.st_dev)), st.st_ino};
-    if (!state_.files.find(key))
-      state_.files.name(key, state_.names.add(std::string_view(target, static_cast<size_t>(n))));
+    file_key key{};
+    std::string path = proc_fd_path(dir + "/" + e->d_name, nullptr, &key);
+    if (!path.empty() && !state_.files.find(key))
+      state_.files.name(key, state_.names.add(path));
   }
   closedir(d);
 }

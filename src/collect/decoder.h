@@ -71,6 +71,10 @@ class decoder {
 // "/a/b/c" from the leaf-first, NUL-separated components a BPF path walk produces.
 std::string join_components(std::string_view leaf_first);
 
+// The path /proc/PID/fd/N points to, if it is the file (dev, inode) `expected`, or any file when
+// `expected` is null; "" otherwise. *found gets the file's identity.
+std::string proc_fd_path(const std::string& link, const file_key* expected, file_key* found);
+
 // A name for a file no path names: sockets and pipes as /proc shows them, others by identity.
 std::string fallback_name(const dc_file_ref& ref);
 

@@ -36,13 +36,8 @@ uint64_t decoder::file_hash(const dc_file_ref& ref, uint32_t tgid, int64_t fd)
   // and accept the answer only if it is the same file.
   std::string name;
   if (fd >= 0 && (ref.mode & S_IFMT) != S_IFSOCK) {
-    std::string link = "/proc/" + std::to_string(tgid) + "/fd/" + std::to_string(fd);
-    char target[4096];
-    struct stat st {};
-    ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
-    if (n > 0 && stat(link.c_str(), &st) == 0 && st.st_ino == ref.ino &&
-        kernel_dev(major(st.st_dev), minor(st.st_dev)) == ref.dev)
-      name.assign(target, static_cast<size_t>(n));
+    file_key found{};
+    name = proc_fd_path("/proc/" + std::to_string(tgid) + "/fd/" + std::to_string(fd), &key, &found);
   }
   if (name.empty())
     name = fallback_name(ref);

@@ -1,5 +1,7 @@
 #include "sink/page_cache_summary.h"
 
+#include "sink/summary.h"
+
 namespace dc {
 
 namespace {
@@ -42,9 +44,7 @@ void page_cache_tally::add_kernel_counts(uint32_t pid, uint64_t fhash, uint64_t 
 nlohmann::json page_cache_json(const page_cache_counts& c)
 {
   uint64_t hits = c.hits(), misses = c.misses();
-  nlohmann::json ratio = hits + misses
-                             ? nlohmann::json(static_cast<double>(hits) / static_cast<double>(hits + misses))
-                             : nlohmann::json(nullptr);
+  nlohmann::json ratio = ratio_json(hits, hits + misses);
   return {{"hits", hits},           {"misses", misses},
           {"hit_ratio", ratio},     {"pages_read", c.pages_read},
           {"pages_added", c.added}, {"pages_dirtied", c.dirtied}};
@@ -67,9 +67,7 @@ nlohmann::json summed_json(const std::map<std::pair<uint32_t, uint64_t>, page_ca
   nlohmann::json j = page_cache_json(sum);
   j["hits"] = hits;
   j["misses"] = misses;
-  j["hit_ratio"] = hits + misses
-                       ? nlohmann::json(static_cast<double>(hits) / static_cast<double>(hits + misses))
-                       : nlohmann::json(nullptr);
+  j["hit_ratio"] = ratio_json(hits, hits + misses);
   return j;
 }
 

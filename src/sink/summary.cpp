@@ -46,19 +46,19 @@ nlohmann::json layers_json(const layer_ops& ops)
   return j;
 }
 
+}  // namespace
+
 layer_flow flow_of(const io_totals& t, std::string_view layer)
 {
   auto it = t.flows.find(layer);
   return it == t.flows.end() ? layer_flow{} : it->second;
 }
 
-nlohmann::json ratio(uint64_t num, uint64_t den)
+nlohmann::json ratio_json(uint64_t num, uint64_t den)
 {
   return den == 0 ? nlohmann::json(nullptr)
                   : nlohmann::json(static_cast<double>(num) / static_cast<double>(den));
 }
-
-}  // namespace
 
 nlohmann::json amplification_json(const io_totals& t)
 {
@@ -66,8 +66,8 @@ nlohmann::json amplification_json(const io_totals& t)
   for (const auto& [layer, f] : t.flows)
     j["bytes"][layer] = {{"read", f.read_bytes}, {"write", f.write_bytes}};
   layer_flow app = flow_of(t, "POSIX"), dev = flow_of(t, "BLOCK");
-  j["read"] = ratio(dev.read_bytes, app.read_bytes);
-  j["write"] = ratio(dev.write_bytes, app.write_bytes);
+  j["read"] = ratio_json(dev.read_bytes, app.read_bytes);
+  j["write"] = ratio_json(dev.write_bytes, app.write_bytes);
   return j;
 }
 

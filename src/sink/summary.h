@@ -22,6 +22,9 @@ struct op_stats {
   std::vector<uint32_t> durations_us;  // kept for device requests, for latency percentiles
 };
 
+// num / den as JSON, null when den is 0 (a ratio of nothing is not 0).
+nlohmann::json ratio_json(uint64_t num, uint64_t den);
+
 // Nearest-rank percentile (0 < p <= 100) of `values`; 0 when empty.
 uint32_t percentile(std::vector<uint32_t> values, double p);
 
@@ -54,6 +57,9 @@ class summary_builder {
   std::map<uint32_t, io_totals> per_process_;
   page_cache_tally page_cache_;
 };
+
+// The bytes a layer moved in `t` (zero when it moved none).
+layer_flow flow_of(const io_totals& t, std::string_view layer);
 
 // Device bytes over application bytes, each way (the seed's R_AMP / W_AMP, in bytes);
 // null where the application moved nothing that way.

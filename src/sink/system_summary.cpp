@@ -45,20 +45,15 @@ struct system_row {
 
 void add_ops(const io_totals& t, system_row& row)
 {
-  for (const auto& [layer, f] : t.flows) {
-    layer_flow& into = layer == "POSIX" ? row.app : layer == "BLOCK" ? row.dev : row.app;
-    if (layer != "POSIX" && layer != "BLOCK")
-      continue;
-    into.read_bytes += f.read_bytes;
-    into.write_bytes += f.write_bytes;
-    (layer == "POSIX" ? row.sys_r : row.blk_r) += f.read_ops;
-    (layer == "POSIX" ? row.sys_w : row.blk_w) += f.write_ops;
-  }
-}
-
-nlohmann::json ratio(uint64_t num, uint64_t den)
-{
-  return den ? nlohmann::json(static_cast<double>(num) / static_cast<double>(den)) : nlohmann::json(nullptr);
+  layer_flow app = flow_of(t, "POSIX"), dev = flow_of(t, "BLOCK");
+  row.app.read_bytes += app.read_bytes;
+  row.app.write_bytes += app.write_bytes;
+  row.dev.read_bytes += dev.read_bytes;
+  row.dev.write_bytes += dev.write_bytes;
+  row.sys_r += app.read_ops;
+  row.sys_w += app.write_ops;
+  row.blk_r += dev.read_ops;
+  row.blk_w += dev.write_ops;
 }
 
 }  // namespace
@@ -90,8 +85,8 @@ nlohmann::json systems_json(const summary_builder& s, const process_table& proce
                 {"app_write_bytes", r.app.write_bytes},
                 {"device_read_bytes", r.dev.read_bytes},
                 {"device_write_bytes", r.dev.write_bytes},
-                {"R_AMP", ratio(r.dev.read_bytes, r.app.read_bytes)},
-                {"W_AMP", ratio(r.dev.write_bytes, r.app.write_bytes)}};
+                {"R_AMP", ratio_json(r.dev.read_bytes, r.app.read_bytes)},
+                {"W_AMP", ratio_json(r.dev.write_bytes, r.app.write_bytes)}};
   return j;
 }
 

@@ -1,31 +1,20 @@
 #include <gtest/gtest.h>
 
 #include "sink/summary.h"
+#include "unit/test_events.h"
 
 namespace dc {
 namespace {
 
-trace_event io(std::string_view name, uint32_t pid, uint64_t bytes, uint64_t dur,
-               std::string_view layer = "POSIX")
-{
-  trace_event ev;
-  ev.category = layer;
-  ev.dir = name == "read" ? io_dir::read : name == "write" ? io_dir::write : io_dir::none;
-  ev.name = name;
-  ev.pid = pid;
-  ev.tid = pid;
-  ev.bytes = bytes;
-  ev.dur_us = dur;
-  return ev;
-}
+using test::io_event;
 
 TEST(Summary, AddsCountsBytesAndTimePerLayerAndProcess)
 {
   summary_builder s;
-  s.add(io("read", 1, 100, 2));
-  s.add(io("read", 1, 50, 3));
-  s.add(io("read", 2, 7, 1));
-  s.add(io("write", 2, 0, 4));
+  s.add(io_event("read", 1, 100, 2));
+  s.add(io_event("read", 1, 50, 3));
+  s.add(io_event("read", 2, 7, 1));
+  s.add(io_event("write", 2, 0, 4));
   const auto& r = s.totals().ops.at("POSIX").at("read");
   EXPECT_EQ(r.count, 3u);
   EXPECT_EQ(r.bytes, 157u);
@@ -59,8 +48,8 @@ TEST(Summary, BlockLatencyPercentilesAreNearestRank)
   EXPECT_EQ(percentile(v, 99), 99u);
   EXPECT_EQ(percentile(v, 100), 100u);
   summary_builder s;
-  for (uint64_t d : {10, 20, 30, 40}) s.add(io("write", 1, 4096, d, "BLOCK"));
-  s.add(io("write", 1, 4096, 7));  // POSIX: no latency list
+  for (uint64_t d : {10, 20, 30, 40}) s.add(io_event("write", 1, 4096, d, "BLOCK"));
+  s.add(io_event("write", 1, 4096, 7));  // POSIX: no latency list
   process_table procs;
   auto j = summary_json(s, procs, name_table{}, run_facts{});
   EXPECT_EQ(j["layers"]["BLOCK"]["write"]["latency_us"]["p50"], 20);
@@ -71,10 +60,10 @@ TEST(Summary, BlockLatencyPercentilesAreNearestRank)
 TEST(Summary, AmplificationIsDeviceBytesOverApplicationBytes)
 {
   summary_builder s;
-  s.add(io("write", 1, 4096, 1));
-  s.add(io("write", 1, 4096, 1));
-  s.add(io("write", 1, 12288, 5, "BLOCK"));  // 8 KiB written by the app, 12 KiB by the device
-  s.add(io("read", 2, 100, 1));              // read from page cache: no device read
+  s.add(io_event("write", 1, 4096, 1));
+  s.add(io_event("write", 1, 4096, 1));
+  s.add(io_event("write", 1, 12288, 5, "BLOCK"));  // 8 KiB written by the app, 12 KiB by the device
+  s.add(io_event("read", 2, 100, 1));              // read from page cache: no device read
   auto j = amplification_json(s.totals());
   EXPECT_DOUBLE_EQ(j["write"].get<double>(), 1.5);
   EXPECT_DOUBLE_EQ(j["read"].get<double>(), 0.0);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "sink/system_summary.h"
+#include "unit/test_events.h"
 
 namespace dc {
 namespace {
@@ -36,24 +37,13 @@ TEST(Systems, BadRulesAreRefusedWithTheirText)
   EXPECT_FALSE(parse_system_rule("=regex"));
 }
 
-trace_event io(std::string_view layer, uint32_t pid, io_dir dir, uint64_t bytes)
-{
-  trace_event ev;
-  ev.name = dir == io_dir::read ? "read" : "write";
-  ev.category = layer;
-  ev.pid = pid;
-  ev.dir = dir;
-  ev.bytes = bytes;
-  return ev;
-}
-
 TEST(Systems, RowsAddTheirProcessesAndComputeByteAmplification)
 {
   summary_builder s;
-  s.add(io("POSIX", 1, io_dir::write, 8192));
-  s.add(io("POSIX", 2, io_dir::write, 8192));
-  s.add(io("BLOCK", 2, io_dir::write, 49152));
-  s.add(io("POSIX", 3, io_dir::read, 100));  // not a storage system
+  s.add(test::io_event("write", 1, 8192, 0));
+  s.add(test::io_event("write", 2, 8192, 0));
+  s.add(test::io_event("write", 2, 49152, 0, "BLOCK"));
+  s.add(test::io_event("read", 3, 100, 0));  // not a storage system
   process_table procs{{1, proc(1, "etcd")}, {2, proc(2, "etcd")}, {3, proc(3, "curl")}};
   auto j = systems_json(s, procs, system_rules({}));
   ASSERT_EQ(j.size(), 1u);
