@@ -10,8 +10,8 @@
 # datacrumbs run that fails), never on an overhead or byte ratio.
 set -euo pipefail
 
-die() { echo "run_fio: $*" >&2; exit 1; }
-log() { echo "run_fio: $*" >&2; }
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 rounds=3
 write_doc=0
@@ -26,10 +26,7 @@ while (($#)); do
 done
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "--rounds must be a positive integer"
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-dc="$repo/build/bin/datacrumbs"
-[[ -x "$dc" ]] || die "$dc not built"
-((EUID == 0)) || die "needs root (BPF, loop devices); run with sudo"
+require_tool_and_root
 command -v python3 >/dev/null || die "python3 is required"
 if ! command -v fio >/dev/null; then
   log "installing fio"

@@ -11,8 +11,8 @@
 # ratio. A bpftrace failure is recorded in the table and is not an error.
 set -euo pipefail
 
-die() { echo "run_overhead: $*" >&2; exit 1; }
-log() { echo "run_overhead: $*" >&2; }
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ops=1000000
 rounds=5
@@ -31,10 +31,7 @@ done
 # strace costs ~30-60 us per syscall; fewer ops keep a round short.
 strace_ops=$((ops / 5 > 1000 ? ops / 5 : ops))
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-dc="$repo/build/bin/datacrumbs"
-[[ -x "$dc" ]] || die "$dc not built"
-((EUID == 0)) || die "needs root (BPF); run with sudo"
+require_tool_and_root
 command -v python3 >/dev/null || die "python3 is required"
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
 ulimit -l unlimited 2>/dev/null || true # else bpftrace 0.17 warns about RLIMIT_MEMLOCK
