@@ -53,11 +53,16 @@ static __always_inline int dc_is_traced(__u32 tgid)
   return state && *state == DC_TRACE_ACTIVE;
 }
 
-static __always_inline void dc_count_loss(__u32 kind)
+static __always_inline void dc_count_loss_n(__u32 kind, __u64 count)
 {
   __u64* n = bpf_map_lookup_elem(&dc_lost, &kind);
   if (n)
-    *n += 1;
+    *n += count;
+}
+
+static __always_inline void dc_count_loss(__u32 kind)
+{
+  dc_count_loss_n(kind, 1);
 }
 
 /* Submissions per CPU, to decide when to look at the ring's fill level. */

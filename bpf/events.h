@@ -92,6 +92,10 @@ struct dc_syscall_event {
   dc_u32 reserved;
 };
 
+/* A DC_REC_SYSCALL ring record is a run of one or more dc_syscall_event of one thread, in the
+ * order the thread made the calls: records wait in a per-thread stage of this many. */
+#define DC_STAGE_EVENTS 16
+
 /* A path as a list of NUL-terminated components, leaf first, root last, in data[0..len). For
  * DC_REC_CALL_PATH, `slot` tells which argument (0 = path_a, 1 = path_b) and data holds the raw
  * user string followed, when that string is relative, by the components of its base directory. */

@@ -10,14 +10,24 @@ struct {
   __type(value, struct dc_syscall_spec);
 } dc_specs SEC(".maps");
 
-/* Per-thread entry state; freed with the thread, so a missed exit cannot outlive it, and
- * overwritten by the next entry, so it cannot poison a later event either. */
+/* Per-thread state. The entry part is overwritten by the next entry, so a missed exit cannot
+ * poison a later event.
+ * The stage holds finished records until DC_STAGE_EVENTS of them go to the ring as one record:
+ * a ring reservation per call was the largest single cost of a traced pread
+ * (docs/performance.md). Being per thread, it keeps each thread's records in call order. It is
+ * sent when full, before a record whose path records must not be overtaken, when its oldest
+ * record is DC_STAGE_MAX_AGE_NS old, when the thread exits, and by the dc_flush_stages
+ * iterator at the end of a run. */
 struct dc_entry {
   __u64 ts;
   __u64 args[6];
   struct dc_file_ref file_a; /* resolved at entry when the call removes the fd */
   __u32 nr;
   __u32 active;
+  __u32 staged;
+  __u32 reserved;
+  __u64 first_staged_ts;
+  struct dc_syscall_event stage[DC_STAGE_EVENTS];
 };
 
 struct {
@@ -26,6 +36,18 @@ struct {
   __type(key, int);
   __type(value, struct dc_entry);
 } dc_entries SEC(".maps");
+
+#define DC_STAGE_MAX_AGE_NS (200 * 1000 * 1000ULL)
+
+static __always_inline void dc_stage_flush(struct dc_entry* e)
+{
+  __u32 n = e->staged;
+  if (n == 0 || n > DC_STAGE_EVENTS)
+    return;
+  if (bpf_ringbuf_output(&dc_events, e->stage, n * sizeof(e->stage[0]), dc_submit_flags()))
+    dc_count_loss_n(DC_LOSS_RING_FULL, n);
+  e->staged = 0;
+}
 
 static __always_inline __u64 dc_arg(const __u64* args, int i)
 {
@@ -139,16 +161,22 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
   if (spec->fd_b != DC_ARG_NONE)
     dc_file_ref_of(dc_fd_file((int)dc_arg(e->args, spec->fd_b)), &file_b);
   /* A successful open is named by its file; anything else by the path it was given. */
+  int has_path = spec->path_b != DC_ARG_NONE ||
+                 (spec->path_a != DC_ARG_NONE && !(spec->fd_a == DC_ARG_RET && ret >= 0));
+  /* A path record belongs to the next record of its thread: what waits goes first. */
+  if (has_path)
+    dc_stage_flush(e);
   if (spec->path_a != DC_ARG_NONE && !(spec->fd_a == DC_ARG_RET && ret >= 0))
     dc_emit_call_path(e, spec->path_a, spec->dirfd_a, 0, e->ts);
   if (spec->path_b != DC_ARG_NONE)
     dc_emit_call_path(e, spec->path_b, spec->dirfd_b, 1, e->ts);
 
-  struct dc_syscall_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
-  if (!ev) {
-    dc_count_loss(DC_LOSS_RING_FULL);
+  __u32 slot = e->staged;
+  if (slot >= DC_STAGE_EVENTS)
     return 0;
-  }
+  if (slot == 0)
+    e->first_staged_ts = now;
+  struct dc_syscall_event* ev = &e->stage[slot];
   dc_fill_header(&ev->hdr, DC_REC_SYSCALL, e->ts);
   ev->dur_ns = now - e->ts;
   ev->ret = ret;
@@ -157,6 +185,31 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
   ev->file_b = file_b;
   ev->nr = nr;
   ev->reserved = 0;
-  bpf_ringbuf_submit(ev, dc_submit_flags());
+  e->staged = slot + 1;
+  if (has_path || slot + 1 == DC_STAGE_EVENTS || now - e->first_staged_ts > DC_STAGE_MAX_AGE_NS)
+    dc_stage_flush(e);
+  return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(dc_stage_at_exit, struct task_struct* task)
+{
+  struct dc_entry* e = bpf_task_storage_get(&dc_entries, task, 0, 0);
+  if (e)
+    dc_stage_flush(e);
+  return 0;
+}
+
+/* Run by user space once the syscall programs are detached: sends what every thread that is
+ * still alive has staged. */
+SEC("iter/task")
+int dc_flush_stages(struct bpf_iter__task* ctx)
+{
+  struct task_struct* task = ctx->task;
+  if (!task)
+    return 0;
+  struct dc_entry* e = bpf_task_storage_get(&dc_entries, task, 0, 0);
+  if (e)
+    dc_stage_flush(e);
   return 0;
 }

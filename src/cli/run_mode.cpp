@@ -156,6 +156,7 @@ result<int> run_traced(const run_options& options)
   auto released = release(*child, options.command.front());
   int exit_code = wait_for_exit(child->pid);
   (*probes)->disarm(static_cast<uint32_t>(child->pid));
+  auto detached = (*probes)->detach();
   auto drained = (*running)->stop();
   loss_counts lost = (*probes)->losses();
   feed_counters((*probes)->counters(), dec, summary);
@@ -166,6 +167,8 @@ result<int> run_traced(const run_options& options)
   auto finished = writer.finish(lost);
   if (!released)
     return std::unexpected(released.error());
+  if (!detached)
+    return std::unexpected(detached.error());
   if (!drained)
     return std::unexpected(drained.error());
   if (!finished)

@@ -10,7 +10,13 @@ namespace dc {
 
 layer::~layer()
 {
+  detach();
+}
+
+void layer::detach()
+{
   for (bpf_link* l : links_) bpf_link__destroy(l);
+  links_.clear();
 }
 
 namespace {
@@ -29,7 +35,7 @@ layer_report layer::attach()
   bpf_program* prog;
   bpf_object__for_each_program(prog, object())
   {
-    if (!bpf_program__autoload(prog))
+    if (!bpf_program__autoload(prog) || !bpf_program__autoattach(prog))
       continue;
     bpf_link* link = bpf_program__attach(prog);
     if (!link) {

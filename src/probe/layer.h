@@ -50,6 +50,10 @@ class layer {
   virtual result<> load(const shared_maps& maps) = 0;
   // Attaches every program of the loaded object, one by one.
   layer_report attach();
+  // Detaches every program; in-flight runs have finished when it returns.
+  void detach();
+  // Sends to the ring what the kernel side still holds back (call after detach).
+  virtual result<> flush_stages() { return {}; }
   // Counts kept in the kernel, for layers that aggregate there.
   virtual std::vector<counter_sample> counters() { return {}; }
   // Program runs the kernel skipped (a program re-entered on one CPU): events never seen.

@@ -93,6 +93,15 @@ result<> session::open_process_tracking(const session_options& options)
   return {};
 }
 
+result<> session::detach()
+{
+  for (const auto& l : layers_) l->detach();
+  for (const auto& l : layers_)
+    if (auto flushed = l->flush_stages(); !flushed)
+      return flushed;
+  return {};
+}
+
 session::~session()
 {
   layers_.clear();

@@ -29,6 +29,9 @@ class session {
   // Traces pid from its next exec on.
   result<> arm(uint32_t pid);
   void disarm(uint32_t pid);
+  // Detaches every layer and sends what they still hold back to the ring: call once the
+  // traced command has ended, before draining the ring.
+  result<> detach();
   loss_counts losses();
   std::vector<counter_sample> counters();
   const std::vector<layer_report>& reports() const { return reports_; }

@@ -79,6 +79,29 @@ TEST_F(runtime_test, FilesOpenedBeforeTracingResolveToTheirPaths)
   EXPECT_TRUE(wrote_output);
 }
 
+// Records wait in a per-thread stage in the kernel. A descendant still alive when the command
+// ends has its last records there; they must reach the trace all the same.
+TEST_F(runtime_test, RecordsOfADescendantStillAliveAtTheEndAreInTheTrace)
+{
+  constexpr int writes = 7;  // fewer than a stage holds
+  std::string file = dir / "out.bin", pid_file = dir / "child.pid";
+  auto run = trace_command(dir, std::string(LINGERING_WRITER_BIN) + " " + shell_quote(file) + " " +
+                                    std::to_string(writes) + " " + shell_quote(pid_file));
+  int child = std::atoi(read_file(pid_file).c_str());
+  ASSERT_GT(child, 0);
+  kill(child, SIGKILL);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.summary["events"]["lost"], 0);
+  int seen = 0;
+  for (const auto& e : complete_events(run.trace))
+    if (e["name"] == "write" && e["args"].value("fhash", 0ull) == string_hash(file)) {
+      EXPECT_EQ(e["pid"], child);
+      EXPECT_EQ(e["args"]["ret"], 1);
+      ++seen;
+    }
+  EXPECT_EQ(seen, writes);
+}
+
 TEST_F(runtime_test, SigkilledTracerLeavesAReadablePrefix)
 {
   std::string trace = dir / "trace.pfw.gz";

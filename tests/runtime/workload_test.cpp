@@ -1,5 +1,6 @@
 // Ground truth #2: a workload that knows what it did (threads, a forked child) and what the
 // kernel counted for it (/proc/self/io). Counts, bytes, pids, tids and files must all match.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -40,9 +41,12 @@ void count_io(io_counts& c, const nlohmann::json& e)
 // What /proc/PID/io should show between two reads of it by `pid`: the first read counts, the
 // second does not (the kernel shows counts from before the read that asks). A child reaped in
 // between is added whole (the kernel folds a reaped child's counts into its parent's).
-io_counts counts_between_proc_io_reads(const std::vector<nlohmann::json>& events, uint32_t pid,
-                                       uint64_t io_hash, uint32_t reaped_child = 0)
+// The trace keeps each thread's calls in order but not calls of different threads (records
+// reach it in per-thread batches), so events are put in time order first.
+io_counts counts_between_proc_io_reads(std::vector<nlohmann::json> events, uint32_t pid, uint64_t io_hash,
+                                       uint32_t reaped_child = 0)
 {
+  std::ranges::stable_sort(events, {}, [](const nlohmann::json& e) { return e["ts"].get<uint64_t>(); });
   io_counts c;
   int seen = 0;
   for (const auto& e : events) {

@@ -216,6 +216,29 @@ TEST_F(decoder_fixture, BlockRequestsAreChargedToTheirProcessAndFile)
   EXPECT_EQ(summary.totals().flows.at("BLOCK").write_bytes, 1u << 20);
 }
 
+TEST_F(decoder_fixture, ARunOfStagedSyscallRecordsIsEveryCallInOrder)
+{
+  std::array<dc_syscall_event, 3> run{};
+  for (size_t i = 0; i < run.size(); ++i) {
+    run[i].hdr = header(DC_REC_SYSCALL, 11, 5'000'000 + i * 1'000);
+    run[i].ret = static_cast<int64_t>(100 + i);
+    run[i].args[2] = 100 + i;
+    run[i].file_a = data_file;
+    run[i].nr = SYS_read;
+  }
+  dec->decode(run.data(), sizeof(run));
+  // A run cut inside a record is not trusted at all.
+  dec->decode(run.data(), sizeof(run) - 8);
+  EXPECT_EQ(dec->malformed(), 1u);
+  auto ev = events();
+  ASSERT_EQ(ev.size(), 3u);
+  for (size_t i = 0; i < ev.size(); ++i) {
+    EXPECT_EQ(ev[i]["name"], "read");
+    EXPECT_EQ(ev[i]["ts"], 5'000 + i);
+    EXPECT_EQ(ev[i]["args"]["ret"], 100 + i);
+  }
+}
+
 TEST_F(decoder_fixture, ShortRecordsAreCountedNotTrusted)
 {
   dc_record_header h = header(DC_REC_SYSCALL, 1);
