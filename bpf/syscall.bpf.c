@@ -161,8 +161,8 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
   if (spec->fd_b != DC_ARG_NONE)
     dc_file_ref_of(dc_fd_file((int)dc_arg(e->args, spec->fd_b)), &file_b);
   /* A successful open is named by its file; anything else by the path it was given. */
-  int has_path = spec->path_b != DC_ARG_NONE ||
-                 (spec->path_a != DC_ARG_NONE && !(spec->fd_a == DC_ARG_RET && ret >= 0));
+  int has_path =
+      spec->path_b != DC_ARG_NONE || (spec->path_a != DC_ARG_NONE && !(spec->fd_a == DC_ARG_RET && ret >= 0));
   /* A path record belongs to the next record of its thread: what waits goes first. */
   if (has_path)
     dc_stage_flush(e);

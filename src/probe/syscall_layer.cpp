@@ -18,7 +18,7 @@ class syscall_layer final
   std::string_view name() const override { return "syscall"; }
   std::string_view category() const override { return "POSIX"; }
 
- // Runs the stage-flushing iterator once over every task: reading it runs the program.
+  // Runs the stage-flushing iterator once over every task: reading it runs the program.
   result<> flush_stages() override
   {
     if (!skel_)
