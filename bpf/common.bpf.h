@@ -142,6 +142,26 @@ static __always_inline void dc_file_ref_of(struct file* f, struct dc_file_ref* r
   ref->mode = inode->i_mode & DC_S_IFMT;
 }
 
+/* Pages in a folio: a large folio (PG_head set) spans 1 << order pages, its order in _flags_1. */
+static __always_inline __u64 dc_folio_pages(struct folio* folio)
+{
+  __u64 flags = 0, flags_1 = 0;
+  bpf_probe_read_kernel(&flags, sizeof(flags), &folio->flags);
+  if (!(flags & (1ULL << bpf_core_enum_value(enum pageflags, PG_head))))
+    return 1;
+  bpf_probe_read_kernel(&flags_1, sizeof(flags_1), &folio->_flags_1);
+  return 1ULL << (flags_1 & 31);
+}
+
+/* The file behind a page-cache mapping, as dc_file_ref_of names it. */
+static __always_inline void dc_mapping_file(struct address_space* mapping, struct dc_file_ref* ref)
+{
+  struct inode* host = mapping ? mapping->host : NULL;
+  ref->ino = host ? host->i_ino : 0;
+  ref->dev = host ? host->i_sb->s_dev : 0;
+  ref->mode = host ? (host->i_mode & DC_S_IFMT) : 0;
+}
+
 struct dc_walk {
   struct dentry* dentry;
   struct vfsmount* vfsmnt;

@@ -20,6 +20,7 @@ typedef uint32_t dc_u32;
 typedef uint64_t dc_u64;
 typedef int64_t dc_s64;
 typedef int32_t dc_s32;
+
 #endif
 
 #define DC_MAX_SYSCALL_NR 512 /* size of the per-syscall spec table */
@@ -41,6 +42,8 @@ enum dc_record_kind {
   DC_REC_TASK = 4,      /* struct dc_task_event */
   DC_REC_BLOCK = 5,     /* struct dc_block_event */
   DC_REC_NET = 6,       /* struct dc_net_event */
+  DC_REC_FAULT = 7,     /* struct dc_fault_event */
+  DC_REC_FS = 8,        /* struct dc_fs_event */
 };
 
 /* Which counter of the loss map an event was lost from. */
@@ -182,5 +185,52 @@ struct dc_net_event {
   dc_u32 new_state;
   dc_u32 reason;
 };
+
+/* One page fault of a traced thread on a file-backed mapping. hdr.ts_ns is when the fault
+ * began. `major` and `minor` are the kernel's own accounting of the fault (the thread's
+ * maj_flt/min_flt deltas across it), so major == 1 means the kernel counted a major fault. */
+struct dc_fault_event {
+  struct dc_record_header hdr;
+  dc_u64 address;
+  dc_u64 index;        /* file page the ->fault handler was asked for (if reached) */
+  dc_u64 around_first; /* fault-around: file pages [around_first, around_last] were mapped */
+  dc_u64 around_last;  /* from the page cache, if fault-around ran (else both 0) */
+  struct dc_file_ref file;
+  dc_u32 pages_read; /* pages this thread brought into the page cache during the fault */
+  dc_u32 major;
+  dc_u32 minor;
+  dc_u32 error_code; /* x86 page-fault error code: bit 1 = write, bit 2 = user mode */
+  dc_u32 flags;      /* DC_FAULT_* */
+  dc_u32 reserved;
+};
+
+enum dc_fs_op {
+  DC_FS_FSYNC = 1,
+  DC_FS_FDATASYNC = 2,
+  DC_FS_DIRECT_READ = 3,
+  DC_FS_DIRECT_WRITE = 4,
+  DC_FS_FALLOCATE = 5,
+  DC_FS_TRUNCATE = 6,
+  DC_FS_UNLINK = 7,
+  DC_FS_JOURNAL_COMMIT = 8, /* a jbd2 transaction committed while a traced fsync waited on it */
+};
+
+/* One filesystem operation of a traced thread, from the filesystem's own tracepoints. */
+struct dc_fs_event {
+  struct dc_record_header hdr; /* ts_ns = start */
+  dc_u64 dur_ns;
+  dc_u64 offset;
+  dc_u64 bytes; /* asked for (direct I/O, fallocate); the result is in ret */
+  dc_s64 ret;
+  struct dc_file_ref file;
+  dc_u32 op; /* enum dc_fs_op */
+  dc_u32 journal_tid;    /* DC_FS_JOURNAL_COMMIT: the transaction */
+  dc_u32 journal_blocks; /* DC_FS_JOURNAL_COMMIT: blocks written to the journal */
+  dc_u32 reserved;
+};
+
+#define DC_FAULT_FILEMAP 1u /* the filesystem's ->fault handler ran (filemap_fault) */
+#define DC_FAULT_AROUND 2u  /* fault-around mapped pages already in the cache */
+#define DC_FAULT_KERNEL 4u  /* taken in kernel mode on a user address (e.g. copy_to_user) */
 
 #endif

@@ -56,14 +56,6 @@ int BPF_PROG(dc_pagecache_dirty, struct folio* folio, struct address_space* mapp
   struct dc_pagecache_counts* c = dc_counts_for(host->i_sb->s_dev, host->i_ino);
   if (!c)
     return 0;
-  /* A large folio (PG_head set) spans 1 << order pages; its order is in _flags_1. */
-  __u64 flags = 0, flags_1 = 0;
-  bpf_probe_read_kernel(&flags, sizeof(flags), &folio->flags);
-  __u64 pages = 1;
-  if (flags & (1ULL << bpf_core_enum_value(enum pageflags, PG_head))) {
-    bpf_probe_read_kernel(&flags_1, sizeof(flags_1), &folio->_flags_1);
-    pages = 1ULL << (flags_1 & 31);
-  }
-  __sync_fetch_and_add(&c->dirtied, pages);
+  __sync_fetch_and_add(&c->dirtied, dc_folio_pages(folio));
   return 0;
 }

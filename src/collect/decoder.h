@@ -57,6 +57,8 @@ class decoder {
   void decode_task(const dc_task_event& ev);
   void decode_block(const dc_block_event& ev);
   void decode_net(const dc_net_event& ev);
+  void decode_fault(const dc_fault_event& ev);
+  void decode_fs(const dc_fs_event& ev);
   // An event of `category` for the thread in `hdr`, spanning hdr.ts_ns .. + dur_ns.
   trace_event begin_event(std::string_view name, std::string_view category, const dc_record_header& hdr,
                           uint64_t dur_ns) const;

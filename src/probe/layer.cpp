@@ -2,6 +2,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -35,7 +36,8 @@ layer_report layer::attach()
   bpf_program* prog;
   bpf_object__for_each_program(prog, object())
   {
-    if (!bpf_program__autoload(prog) || !bpf_program__autoattach(prog))
+    // Iterators are not hooks: a layer runs them itself (run_task_iterator).
+    if (!bpf_program__autoload(prog) || bpf_program__expected_attach_type(prog) == BPF_TRACE_ITER)
       continue;
     bpf_link* link = bpf_program__attach(prog);
     if (!link) {
@@ -49,6 +51,30 @@ layer_report layer::attach()
     r.hooks.push_back(hook_name(prog));
   }
   return r;
+}
+
+result<> run_task_iterator(bpf_program* prog, std::string_view what)
+{
+  bpf_link* link = bpf_program__attach_iter(prog, nullptr);
+  if (!link)
+    return fail("cannot attach the iterator that " + std::string(what) + ": " + std::strerror(errno));
+  int fd = bpf_iter_create(bpf_link__fd(link));
+  int err = fd < 0 ? errno : 0;
+  char buf[64];
+  while (fd >= 0) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n > 0 || (n < 0 && errno == EINTR))
+      continue;
+    if (n < 0)
+      err = errno;
+    break;
+  }
+  if (fd >= 0)
+    close(fd);
+  bpf_link__destroy(link);
+  if (err)
+    return fail("the iterator that " + std::string(what) + " failed: " + std::strerror(err));
+  return {};
 }
 
 uint64_t skipped_runs(bpf_object* obj)

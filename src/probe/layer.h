@@ -13,6 +13,7 @@
 struct bpf_object;
 struct bpf_link;
 struct bpf_map;
+struct bpf_program;
 
 namespace dc {
 
@@ -65,6 +66,10 @@ class layer {
  private:
   std::vector<bpf_link*> links_;
 };
+
+// Runs a task iterator program once over every task (reading the iterator runs it); `what`
+// names its purpose in the error.
+result<> run_task_iterator(bpf_program* prog, std::string_view what);
 
 // Sum of the kernel's recursion misses over every program of an object.
 uint64_t skipped_runs(bpf_object* obj);

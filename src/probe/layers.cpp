@@ -6,9 +6,11 @@ std::vector<std::unique_ptr<layer>> make_layers()
 {
   std::vector<std::unique_ptr<layer>> all;
   all.push_back(make_syscall_layer());
+  all.push_back(make_fs_layer());
   all.push_back(make_block_layer());
   all.push_back(make_pagecache_layer());
   all.push_back(make_net_layer());
+  all.push_back(make_fault_layer());
   return all;
 }
 

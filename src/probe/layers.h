@@ -11,5 +11,7 @@ std::unique_ptr<layer> make_syscall_layer();
 std::unique_ptr<layer> make_block_layer();
 std::unique_ptr<layer> make_pagecache_layer();
 std::unique_ptr<layer> make_net_layer();
+std::unique_ptr<layer> make_fault_layer();
+std::unique_ptr<layer> make_fs_layer();
 
 }  // namespace dc

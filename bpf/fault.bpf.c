@@ -1,0 +1,140 @@
+/* The page-fault layer (cat FAULT): page faults of traced threads on file-backed mappings, from
+ * tracepoints only. A fault opens at exceptions:page_fault_user (or page_fault_kernel on a user
+ * address); the filemap tracepoints inside it say which file and pages it touched. There is no
+ * tracepoint where a fault ends, so a fault is closed when the thread's next fault begins, when
+ * the thread exits, or at the end of a run (the dc_flush_faults iterator); whether it was
+ * major or minor is then read from the kernel's own per-thread counters. */
+#include "common.bpf.h"
+
+#define DC_USER_TOP 0x00007fffffffffffULL /* x86-64: highest user-space address */
+
+struct dc_fault_state {
+  struct dc_fault_event ev;
+  __u64 maj_at_start;
+  __u64 min_at_start;
+  __u32 open;
+  __u32 reserved;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct dc_fault_state);
+} dc_faults SEC(".maps");
+
+/* Sends the open fault of `task`, if it touched a file. */
+static __always_inline void dc_fault_close(struct task_struct* task, struct dc_fault_state* st)
+{
+  if (!st->open)
+    return;
+  st->open = 0;
+  if (!st->ev.file.mode)
+    return; /* anonymous memory: not I/O */
+  st->ev.major = task->maj_flt - st->maj_at_start;
+  st->ev.minor = task->min_flt - st->min_at_start;
+  if (bpf_ringbuf_output(&dc_events, &st->ev, sizeof(st->ev), dc_submit_flags()))
+    dc_count_loss(DC_LOSS_RING_FULL);
+}
+
+static __always_inline int dc_fault_begin(unsigned long address, unsigned long error_code, __u32 flags)
+{
+  struct task_struct* task = bpf_get_current_task_btf();
+  struct dc_fault_state* st = bpf_task_storage_get(&dc_faults, task, 0, 0);
+  if (!st) {
+    if (!dc_is_traced(task->tgid))
+      return 0;
+    st = bpf_task_storage_get(&dc_faults, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (!st) {
+      dc_count_loss(DC_LOSS_NO_STATE);
+      return 0;
+    }
+  }
+  dc_fault_close(task, st);
+  __builtin_memset(&st->ev, 0, sizeof(st->ev));
+  dc_fill_header(&st->ev.hdr, DC_REC_FAULT, bpf_ktime_get_ns());
+  st->ev.address = address;
+  st->ev.error_code = error_code;
+  st->ev.flags = flags;
+  st->maj_at_start = task->maj_flt;
+  st->min_at_start = task->min_flt;
+  st->open = 1;
+  return 0;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(dc_fault_user, unsigned long address, struct pt_regs* regs, unsigned long error_code)
+{
+  return dc_fault_begin(address, error_code, 0);
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(dc_fault_kernel, unsigned long address, struct pt_regs* regs, unsigned long error_code)
+{
+  if (address > DC_USER_TOP)
+    return 0;
+  return dc_fault_begin(address, error_code, DC_FAULT_KERNEL);
+}
+
+/* The open fault of the current thread, if any. */
+static __always_inline struct dc_fault_state* dc_open_fault(void)
+{
+  struct dc_fault_state* st = bpf_task_storage_get(&dc_faults, bpf_get_current_task_btf(), 0, 0);
+  return st && st->open ? st : NULL;
+}
+
+SEC("tp_btf/mm_filemap_map_pages")
+int BPF_PROG(dc_fault_around, struct address_space* mapping, unsigned long first, unsigned long last)
+{
+  struct dc_fault_state* st = dc_open_fault();
+  if (!st)
+    return 0;
+  dc_mapping_file(mapping, &st->ev.file);
+  st->ev.around_first = first;
+  st->ev.around_last = last;
+  st->ev.flags |= DC_FAULT_AROUND;
+  return 0;
+}
+
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(dc_fault_filemap, struct address_space* mapping, unsigned long index)
+{
+  struct dc_fault_state* st = dc_open_fault();
+  if (!st)
+    return 0;
+  dc_mapping_file(mapping, &st->ev.file);
+  st->ev.index = index;
+  st->ev.flags |= DC_FAULT_FILEMAP;
+  return 0;
+}
+
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(dc_fault_page_added, struct folio* folio)
+{
+  struct dc_fault_state* st = dc_open_fault();
+  if (st)
+    st->ev.pages_read += dc_folio_pages(folio);
+  return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(dc_fault_at_exit, struct task_struct* task)
+{
+  struct dc_fault_state* st = bpf_task_storage_get(&dc_faults, task, 0, 0);
+  if (st)
+    dc_fault_close(task, st);
+  return 0;
+}
+
+/* Run by user space once the programs are detached: closes the faults still open. */
+SEC("iter/task")
+int dc_flush_faults(struct bpf_iter__task* ctx)
+{
+  struct task_struct* task = ctx->task;
+  if (!task)
+    return 0;
+  struct dc_fault_state* st = bpf_task_storage_get(&dc_faults, task, 0, 0);
+  if (st)
+    dc_fault_close(task, st);
+  return 0;
+}

@@ -1,0 +1,219 @@
+/* The filesystem layer (cat FS): operations as the filesystem sees them, from its tracepoints.
+ * - direct I/O, ext4 and xfs alike: iomap_dio_rw_begin .. iomap_dio_complete, matched by the
+ *   kiocb (an asynchronous completion runs elsewhere);
+ * - ext4 fsync/fdatasync, fallocate, truncate, unlink: their _enter/_exit pairs;
+ * - jbd2 journal commits, charged to the traced thread whose fsync on that device was waiting
+ *   when the commit started (commits no traced fsync waits for are not charged to anyone). */
+#include "common.bpf.h"
+
+struct dc_fs_key {
+  __u64 id; /* the thread (tid) or the kiocb */
+  __u32 op;
+  __u32 reserved;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH); /* an exit never seen cannot leak an entry for good */
+  __uint(max_entries, 16384);
+  __type(key, struct dc_fs_key);
+  __type(value, struct dc_fs_event);
+} dc_fs_open SEC(".maps");
+
+/* Device -> the traced thread in fsync on it now (its record header). */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 1024);
+  __type(key, __u32);
+  __type(value, struct dc_record_header);
+} dc_fsync_waiter SEC(".maps");
+
+/* (device, transaction) -> the open journal-commit record. */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 1024);
+  __type(key, __u64);
+  __type(value, struct dc_fs_event);
+} dc_commits SEC(".maps");
+
+static __always_inline __u64 dc_tid(void)
+{
+  return (__u32)bpf_get_current_pid_tgid();
+}
+
+/* Opens an operation of the current thread, if it is traced. */
+static __always_inline struct dc_fs_event* dc_fs_begin(__u64 id, __u32 op, struct inode* inode)
+{
+  if (!dc_is_traced(bpf_get_current_pid_tgid() >> 32))
+    return NULL;
+  struct dc_fs_key key = {.id = id, .op = op};
+  struct dc_fs_event ev = {};
+  dc_fill_header(&ev.hdr, DC_REC_FS, bpf_ktime_get_ns());
+  ev.op = op;
+  if (inode) {
+    ev.file.ino = inode->i_ino;
+    ev.file.dev = inode->i_sb->s_dev;
+    ev.file.mode = inode->i_mode & DC_S_IFMT;
+  }
+  bpf_map_update_elem(&dc_fs_open, &key, &ev, BPF_ANY);
+  return bpf_map_lookup_elem(&dc_fs_open, &key);
+}
+
+static __always_inline void dc_fs_send(struct dc_fs_event* ev)
+{
+  if (bpf_ringbuf_output(&dc_events, ev, sizeof(*ev), dc_submit_flags()))
+    dc_count_loss(DC_LOSS_RING_FULL);
+}
+
+/* Closes an operation: its duration and result, then the record. */
+static __always_inline void dc_fs_end(__u64 id, __u32 op, __s64 ret)
+{
+  struct dc_fs_key key = {.id = id, .op = op};
+  struct dc_fs_event* ev = bpf_map_lookup_elem(&dc_fs_open, &key);
+  if (!ev)
+    return;
+  ev->dur_ns = bpf_ktime_get_ns() - ev->hdr.ts_ns;
+  ev->ret = ret;
+  dc_fs_send(ev);
+  bpf_map_delete_elem(&dc_fs_open, &key);
+}
+
+SEC("tp_btf/iomap_dio_rw_begin")
+int BPF_PROG(dc_fs_dio_begin, struct kiocb* iocb, struct iov_iter* iter, unsigned int flags, size_t done)
+{
+  __u32 op = iter->data_source ? DC_FS_DIRECT_WRITE : DC_FS_DIRECT_READ;
+  struct file* f = iocb->ki_filp;
+  struct dc_fs_event* ev = dc_fs_begin((__u64)iocb, op, f ? f->f_inode : NULL);
+  if (!ev)
+    return 0;
+  ev->offset = iocb->ki_pos;
+  ev->bytes = iter->count;
+  return 0;
+}
+
+SEC("tp_btf/iomap_dio_complete")
+int BPF_PROG(dc_fs_dio_complete, struct kiocb* iocb, int error, ssize_t ret)
+{
+  /* Either direction: only one of the two keys exists for this kiocb. */
+  dc_fs_end((__u64)iocb, DC_FS_DIRECT_WRITE, error ? error : ret);
+  dc_fs_end((__u64)iocb, DC_FS_DIRECT_READ, error ? error : ret);
+  return 0;
+}
+
+SEC("tp_btf/ext4_sync_file_enter")
+int BPF_PROG(dc_fs_fsync_enter, struct file* file, int datasync)
+{
+  struct inode* inode = file->f_inode;
+  struct dc_fs_event* ev = dc_fs_begin(dc_tid(), DC_FS_FSYNC, inode);
+  if (!ev)
+    return 0;
+  ev->op = datasync ? DC_FS_FDATASYNC : DC_FS_FSYNC; /* the key stays DC_FS_FSYNC */
+  __u32 dev = ev->file.dev;
+  bpf_map_update_elem(&dc_fsync_waiter, &dev, &ev->hdr, BPF_ANY);
+  return 0;
+}
+
+SEC("tp_btf/ext4_sync_file_exit")
+int BPF_PROG(dc_fs_fsync_exit, struct inode* inode, int ret)
+{
+  __u32 dev = inode->i_sb->s_dev;
+  struct dc_record_header* waiter = bpf_map_lookup_elem(&dc_fsync_waiter, &dev);
+  if (waiter && waiter->tid == dc_tid())
+    bpf_map_delete_elem(&dc_fsync_waiter, &dev);
+  dc_fs_end(dc_tid(), DC_FS_FSYNC, ret);
+  return 0;
+}
+
+SEC("tp_btf/ext4_fallocate_enter")
+int BPF_PROG(dc_fs_fallocate_enter, struct inode* inode, loff_t offset, loff_t len, int mode)
+{
+  struct dc_fs_event* ev = dc_fs_begin(dc_tid(), DC_FS_FALLOCATE, inode);
+  if (ev) {
+    ev->offset = offset;
+    ev->bytes = len;
+  }
+  return 0;
+}
+
+SEC("tp_btf/ext4_fallocate_exit")
+int BPF_PROG(dc_fs_fallocate_exit, struct inode* inode, loff_t offset, unsigned int max_blocks, int ret)
+{
+  dc_fs_end(dc_tid(), DC_FS_FALLOCATE, ret);
+  return 0;
+}
+
+SEC("tp_btf/ext4_truncate_enter")
+int BPF_PROG(dc_fs_truncate_enter, struct inode* inode)
+{
+  struct dc_fs_event* ev = dc_fs_begin(dc_tid(), DC_FS_TRUNCATE, inode);
+  if (ev)
+    ev->offset = inode->i_size; /* the new size */
+  return 0;
+}
+
+SEC("tp_btf/ext4_truncate_exit")
+int BPF_PROG(dc_fs_truncate_exit, struct inode* inode)
+{
+  dc_fs_end(dc_tid(), DC_FS_TRUNCATE, 0);
+  return 0;
+}
+
+SEC("tp_btf/ext4_unlink_enter")
+int BPF_PROG(dc_fs_unlink_enter, struct inode* parent, struct dentry* dentry)
+{
+  dc_fs_begin(dc_tid(), DC_FS_UNLINK, dentry->d_inode);
+  return 0;
+}
+
+SEC("tp_btf/ext4_unlink_exit")
+int BPF_PROG(dc_fs_unlink_exit, struct dentry* dentry, int ret)
+{
+  dc_fs_end(dc_tid(), DC_FS_UNLINK, ret);
+  return 0;
+}
+
+static __always_inline __u64 dc_commit_key(journal_t* journal, transaction_t* transaction)
+{
+  __u32 dev = journal->j_fs_dev->bd_dev;
+  return ((__u64)dev << 32) | (__u32)transaction->t_tid;
+}
+
+SEC("tp_btf/jbd2_start_commit")
+int BPF_PROG(dc_fs_commit_start, journal_t* journal, transaction_t* transaction)
+{
+  __u32 dev = journal->j_fs_dev->bd_dev;
+  struct dc_record_header* waiter = bpf_map_lookup_elem(&dc_fsync_waiter, &dev);
+  if (!waiter)
+    return 0;
+  struct dc_fs_event ev = {};
+  ev.hdr = *waiter;
+  ev.hdr.ts_ns = bpf_ktime_get_ns();
+  ev.op = DC_FS_JOURNAL_COMMIT;
+  ev.file.dev = dev;
+  ev.journal_tid = transaction->t_tid;
+  __u64 key = dc_commit_key(journal, transaction);
+  bpf_map_update_elem(&dc_commits, &key, &ev, BPF_ANY);
+  return 0;
+}
+
+SEC("tp_btf/jbd2_run_stats")
+int BPF_PROG(dc_fs_commit_stats, dev_t dev, tid_t tid, struct transaction_run_stats_s* stats)
+{
+  __u64 key = ((__u64)dev << 32) | (__u32)tid;
+  struct dc_fs_event* ev = bpf_map_lookup_elem(&dc_commits, &key);
+  if (ev)
+    ev->journal_blocks = stats->rs_blocks_logged;
+  return 0;
+}
+
+SEC("tp_btf/jbd2_end_commit")
+int BPF_PROG(dc_fs_commit_end, journal_t* journal, transaction_t* transaction)
+{
+  __u64 key = dc_commit_key(journal, transaction);
+  struct dc_fs_event* ev = bpf_map_lookup_elem(&dc_commits, &key);
+  if (!ev)
+    return 0;
+  ev->dur_ns = bpf_ktime_get_ns() - ev->hdr.ts_ns;
+  dc_fs_send(ev);
+  bpf_map_delete_elem(&dc_commits, &key);
+  return 0;
+}

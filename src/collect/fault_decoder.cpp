@@ -1,0 +1,28 @@
+// Decoder of the page-fault layer (cat FAULT): one event per fault on a file-backed mapping,
+// named by the kernel's own major/minor accounting of it.
+#include "collect/decoder.h"
+
+namespace dc {
+
+void decoder::decode_fault(const dc_fault_event& raw)
+{
+  // No tracepoint marks the end of a fault: the event is an instant at its start.
+  trace_event ev = begin_event(raw.major ? "major_fault" : "minor_fault", "FAULT", raw.hdr, 0);
+  ev.fhash = file_hash(raw.file, raw.hdr.tgid, -1);
+  ev.add_arg("address", static_cast<int64_t>(raw.address));
+  ev.add_arg("write", (raw.error_code >> 1) & 1);
+  if (raw.flags & DC_FAULT_FILEMAP)
+    ev.add_arg("index", static_cast<int64_t>(raw.index));
+  if (raw.flags & DC_FAULT_AROUND) {
+    ev.add_arg("around_first", static_cast<int64_t>(raw.around_first));
+    ev.add_arg("around_last", static_cast<int64_t>(raw.around_last));
+  }
+  ev.add_arg("pages_read", raw.pages_read);
+  ev.add_arg("major", raw.major);
+  ev.add_arg("minor", raw.minor);
+  if (raw.flags & DC_FAULT_KERNEL)
+    ev.add_arg("in_kernel", 1);
+  emit(ev);
+}
+
+}  // namespace dc

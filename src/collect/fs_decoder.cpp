@@ -1,0 +1,58 @@
+// Decoder of the filesystem layer (cat FS): operations as the filesystem saw them, with file,
+// offset, size asked for, result and latency; journal commits with their transaction.
+#include "collect/decoder.h"
+
+namespace dc {
+
+namespace {
+
+std::string_view fs_op_name(uint32_t op)
+{
+  switch (op) {
+    case DC_FS_FSYNC: return "fsync";
+    case DC_FS_FDATASYNC: return "fdatasync";
+    case DC_FS_DIRECT_READ: return "direct_read";
+    case DC_FS_DIRECT_WRITE: return "direct_write";
+    case DC_FS_FALLOCATE: return "fallocate";
+    case DC_FS_TRUNCATE: return "truncate";
+    case DC_FS_UNLINK: return "unlink";
+    case DC_FS_JOURNAL_COMMIT: return "journal_commit";
+    default: return "other";
+  }
+}
+
+}  // namespace
+
+void decoder::decode_fs(const dc_fs_event& raw)
+{
+  trace_event ev = begin_event(fs_op_name(raw.op), "FS", raw.hdr, raw.dur_ns);
+  if (raw.op == DC_FS_JOURNAL_COMMIT) {
+    ev.add_arg("dev", raw.file.dev);
+    ev.add_arg("transaction", raw.journal_tid);
+    ev.add_arg("blocks", raw.journal_blocks);
+    emit(ev);
+    return;
+  }
+  ev.fhash = file_hash(raw.file, raw.hdr.tgid, -1);
+  ev.add_arg("ret", raw.ret);
+  switch (raw.op) {
+    case DC_FS_DIRECT_READ:
+    case DC_FS_DIRECT_WRITE:
+      ev.add_arg("offset", static_cast<int64_t>(raw.offset));
+      ev.add_arg("count", static_cast<int64_t>(raw.bytes));
+      if (raw.ret > 0) {
+        ev.bytes = static_cast<uint64_t>(raw.ret);
+        ev.dir = raw.op == DC_FS_DIRECT_WRITE ? io_dir::write : io_dir::read;
+      }
+      break;
+    case DC_FS_FALLOCATE:
+      ev.add_arg("offset", static_cast<int64_t>(raw.offset));
+      ev.add_arg("len", static_cast<int64_t>(raw.bytes));
+      break;
+    case DC_FS_TRUNCATE: ev.add_arg("size", static_cast<int64_t>(raw.offset)); break;
+    default: break;
+  }
+  emit(ev);
+}
+
+}  // namespace dc
