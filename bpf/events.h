@@ -223,7 +223,7 @@ struct dc_fs_event {
   dc_u64 bytes; /* asked for (direct I/O, fallocate); the result is in ret */
   dc_s64 ret;
   struct dc_file_ref file;
-  dc_u32 op; /* enum dc_fs_op */
+  dc_u32 op;             /* enum dc_fs_op */
   dc_u32 journal_tid;    /* DC_FS_JOURNAL_COMMIT: the transaction */
   dc_u32 journal_blocks; /* DC_FS_JOURNAL_COMMIT: blocks written to the journal */
   dc_u32 reserved;

@@ -8,7 +8,8 @@ namespace dc {
 
 namespace {
 
-class fault_layer final : public skeleton_layer<fault_bpf, fault_bpf__open, fault_bpf__load, fault_bpf__destroy> {
+class fault_layer final
+    : public skeleton_layer<fault_bpf, fault_bpf__open, fault_bpf__load, fault_bpf__destroy> {
  public:
   std::string_view name() const override { return "fault"; }
   std::string_view category() const override { return "FAULT"; }

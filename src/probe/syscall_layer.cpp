@@ -18,7 +18,8 @@ class syscall_layer final
 
   result<> flush_stages() override
   {
-    return skel_ ? run_task_iterator(skel_->progs.dc_flush_stages, "sends staged syscall records") : result<>{};
+    return skel_ ? run_task_iterator(skel_->progs.dc_flush_stages, "sends staged syscall records")
+                 : result<>{};
   }
 
  protected:

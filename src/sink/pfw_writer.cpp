@@ -50,10 +50,12 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
 {
   std::string& b = out_.buffer();
   auto proc = names.processes.find(ev.pid);
-  if (named_pids_.insert(ev.pid).second) {
+  bool known = proc != names.processes.end();
+  uint64_t cmd_hash = known ? string_hash(proc->second.command) : 0;
+  // Named again when it changed: a process seen before its exec is renamed by it.
+  if (auto [at, added] = named_pids_.try_emplace(ev.pid, cmd_hash); added || at->second != cmd_hash) {
+    at->second = cmd_hash;
     // The command line goes in an SH (string hash) line; process_name refers to it.
-    bool known = proc != names.processes.end();
-    uint64_t cmd_hash = known ? string_hash(proc->second.command) : 0;
     if (known) {
       begin_metadata("SH", ev.pid, ev.pid);
       append_string_field(b, "name", proc->second.command);
@@ -70,13 +72,15 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
     }
     b.append("}}\n");
   }
-  if (named_tids_.insert(ev.tid).second) {
-    std::string_view comm = "?";
-    if (proc != names.processes.end()) {
-      auto t = proc->second.threads.find(ev.tid);
-      comm = t != proc->second.threads.end() ? std::string_view(t->second.comm)
-                                             : std::string_view(proc->second.comm);
-    }
+  std::string_view comm = "?";
+  if (known) {
+    auto t = proc->second.threads.find(ev.tid);
+    comm = t != proc->second.threads.end() ? std::string_view(t->second.comm)
+                                           : std::string_view(proc->second.comm);
+  }
+  if (auto [at, added] = named_tids_.try_emplace(ev.tid, string_hash(comm));
+      added || at->second != string_hash(comm)) {
+    at->second = string_hash(comm);
     begin_metadata("thread_name", ev.pid, ev.tid);
     append_string_field(b, "name", comm);
     b.append("}}\n");

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/event.h"
@@ -63,8 +64,8 @@ class pfw_writer {
   uint64_t events_ = 0;
   std::chrono::steady_clock::time_point last_flush_;
   std::unordered_set<uint64_t> written_hashes_;
-  std::unordered_set<uint32_t> named_pids_;
-  std::unordered_set<uint32_t> named_tids_;
+  std::unordered_map<uint32_t, uint64_t> named_pids_;  // pid -> hash of the command it was named with
+  std::unordered_map<uint32_t, uint64_t> named_tids_;  // tid -> hash of the name it was given
   std::function<std::string(const process_info&)> labeler_;
 };
 

@@ -18,7 +18,8 @@ TEST_P(fault_test, MmapReadOfAColdFileFaultsCoverEveryPageAsTheKernelCounts)
   std::string data = fs.mount_point() + "/mapped.bin", result = dir / "faults.json";
   ASSERT_EQ(run_shell("dd if=/dev/urandom of=" + shell_quote(data) + " bs=1M count=8 status=none"), 0);
   fs.drop_caches();
-  auto run = trace_command(dir, std::string(MMAP_READER_BIN) + " " + shell_quote(data) + " " + shell_quote(result));
+  auto run =
+      trace_command(dir, std::string(MMAP_READER_BIN) + " " + shell_quote(data) + " " + shell_quote(result));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   auto truth = nlohmann::json::parse(read_file(result));
   uint64_t pages = truth["pages"];
@@ -42,7 +43,8 @@ TEST_P(fault_test, MmapReadOfAColdFileFaultsCoverEveryPageAsTheKernelCounts)
     pages_read += a["pages_read"].get<uint64_t>();
     if (a.contains("index")) {
       covered.insert(a["index"].get<uint64_t>());
-      handler_ends.insert(std::max<uint64_t>(a["index"].get<uint64_t>(), a.value("around_last", uint64_t{0})));
+      handler_ends.insert(
+          std::max<uint64_t>(a["index"].get<uint64_t>(), a.value("around_last", uint64_t{0})));
     }
     if (a.contains("around_first"))
       for (uint64_t i = a["around_first"]; i <= a["around_last"].get<uint64_t>() && i < pages; ++i)
@@ -57,7 +59,8 @@ TEST_P(fault_test, MmapReadOfAColdFileFaultsCoverEveryPageAsTheKernelCounts)
     }
     uint64_t end = i;
     while (end < pages && !covered.count(end)) ++end;
-    EXPECT_TRUE(i > 0 && handler_ends.count(i - 1)) << "pages " << i << ".." << end - 1 << " mapped by no fault";
+    EXPECT_TRUE(i > 0 && handler_ends.count(i - 1))
+        << "pages " << i << ".." << end - 1 << " mapped by no fault";
     EXPECT_LT(end - i, 512u);
     unnamed += end - i;
     i = end;

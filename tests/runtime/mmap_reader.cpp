@@ -34,8 +34,8 @@ int main(int argc, char** argv)
   getrusage(RUSAGE_SELF, &after);
   std::string json = "{\"major\":" + std::to_string(after.ru_majflt - before.ru_majflt) +
                      ",\"minor\":" + std::to_string(after.ru_minflt - before.ru_minflt) +
-                     ",\"pages\":" + std::to_string((size + page - 1) / page) + ",\"sum\":" + std::to_string(sum) +
-                     "}\n";
+                     ",\"pages\":" + std::to_string((size + page - 1) / page) +
+                     ",\"sum\":" + std::to_string(sum) + "}\n";
   FILE* out = std::fopen(argv[2], "w");
   if (!out || std::fputs(json.c_str(), out) < 0 || std::fclose(out) != 0)
     return 5;

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -41,8 +42,10 @@ TEST_F(runtime_test, TraceIsValidGzipAndJsonWithMetadataBeforeUse)
       EXPECT_TRUE(j["args"].contains("hits") && j["args"].contains("misses")) << j;
     } else {
       EXPECT_EQ(j["ph"], "X");
-      EXPECT_TRUE(j["cat"] == "POSIX" || j["cat"] == "BLOCK") << j;
-      EXPECT_TRUE(j["args"].contains(j["cat"] == "POSIX" ? "ret" : "bytes")) << j;
+      static const std::map<std::string, std::string> key_arg = {
+          {"POSIX", "ret"}, {"BLOCK", "bytes"}, {"FAULT", "major"}, {"FS", "ret"}};
+      ASSERT_TRUE(key_arg.count(j["cat"])) << j;
+      EXPECT_TRUE(j["args"].contains(key_arg.at(j["cat"]))) << j;
     }
     if (j["args"].contains("fhash")) {
       EXPECT_TRUE(hashes.count(j["args"]["fhash"].get<uint64_t>())) << "FH after use: " << j;
