@@ -9,7 +9,9 @@ packages=(
   # BPF toolchain and libraries
   libbpf-dev bpftool libelf-dev zlib1g-dev libdeflate-dev
   # C++ libraries
-  libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev libyaml-cpp-dev
+  # real libraries the user-space layers are tested against
+  libhdf5-openmpi-dev openmpi-bin
   # runtime ground truth and peers used by tests and benchmarks
   strace bpftrace util-linux procps coreutils gzip e2fsprogs xfsprogs postgresql
 )

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "cli/explore_mode.h"
 #include "cli/layers_mode.h"
 #include "cli/run_mode.h"
 
@@ -52,9 +53,16 @@ int main(int argc, char** argv)
   auto* layers_cmd = app.add_subcommand("layers", "list every layer, whether it is live here, and its hooks");
   layers_cmd->add_flag("-v,--verbose", layers_verbose, "print libbpf's messages");
 
+  dc::explore_options explore;
+  auto* explore_cmd =
+      app.add_subcommand("explore", "list the functions of a library or executable that can be probed, one per line");
+  explore_cmd->add_option("target", explore.target, "a library name (libc.so.6) or a path");
+  explore_cmd->add_option("--regex", explore.regex, "only names the regex matches whole (ECMAScript)");
+  explore_cmd->add_flag("--kernel", explore.kernel, "list the kernel's tracepoints and which layers are live");
+
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run" &&
-      std::string_view(argv[1]) != "layers") {
-    std::fprintf(stderr, "datacrumbs: unknown command '%s' (expected 'run' or 'layers')\n", argv[1]);
+      std::string_view(argv[1]) != "layers" && std::string_view(argv[1]) != "explore") {
+    std::fprintf(stderr, "datacrumbs: unknown command '%s' (expected 'run', 'layers' or 'explore')\n", argv[1]);
     return 2;
   }
   try {
@@ -70,6 +78,14 @@ int main(int argc, char** argv)
 
   if (*run_cmd) {
     auto code = dc::run_traced(run);
+    return code ? *code : report(code.error());
+  }
+  if (*explore_cmd) {
+    if (explore.kernel == !explore.target.empty()) {
+      std::fprintf(stderr, "datacrumbs: explore takes a library or executable, or --kernel\n");
+      return 2;
+    }
+    auto code = dc::explore(explore);
     return code ? *code : report(code.error());
   }
   auto code = dc::list_layers(layers_verbose);

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/user_regex.h"
+
 namespace dc {
 
 result<system_rule> parse_system_rule(const std::string& spec)
@@ -10,11 +12,10 @@ result<system_rule> parse_system_rule(const std::string& spec)
   if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
     return fail("--system takes LABEL=REGEX, got '" + spec + "'", 2);
   std::string label = spec.substr(0, eq), pattern = spec.substr(eq + 1);
-  try {
-    return system_rule{label, pattern, std::regex(pattern)};
-  } catch (const std::regex_error& e) {
-    return fail("--system " + label + ": invalid regex '" + pattern + "': " + e.what(), 2);
-  }
+  auto regex = compile_user_regex(pattern, "--system " + label);
+  if (!regex)
+    return std::unexpected(regex.error());
+  return system_rule{label, pattern, std::move(*regex)};
 }
 
 std::vector<system_rule> system_rules(std::vector<system_rule> user)

@@ -1,0 +1,19 @@
+// `datacrumbs explore`: what can be probed. A binary's functions (from its ELF symbol tables),
+// or with --kernel the kernel's tracepoints and which layers are live.
+#pragma once
+
+#include <string>
+
+#include "core/result.h"
+
+namespace dc {
+
+struct explore_options {
+  std::string target;  // a library name or a path
+  std::string regex;   // whole-name filter; empty: everything
+  bool kernel = false;
+};
+
+result<int> explore(const explore_options& options);
+
+}  // namespace dc

@@ -1,0 +1,125 @@
+#include "explore/elf_symbols.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+namespace dc {
+
+namespace {
+
+struct elf_file {
+  int fd = -1;
+  Elf* elf = nullptr;
+  ~elf_file()
+  {
+    if (elf)
+      elf_end(elf);
+    if (fd >= 0)
+      close(fd);
+  }
+};
+
+struct section_span {
+  uint64_t addr, size, offset;
+};
+
+// The file offset of a virtual address: through the section that holds it (as libbpf does).
+bool file_offset_of(const std::vector<section_span>& sections, uint64_t addr, uint64_t* offset)
+{
+  for (const auto& s : sections)
+    if (addr >= s.addr && addr < s.addr + s.size) {
+      *offset = addr - s.addr + s.offset;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+result<std::vector<elf_function>> list_functions(const std::string& path)
+{
+  if (elf_version(EV_CURRENT) == EV_NONE)
+    return fail("libelf is too old");
+  elf_file f;
+  f.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f.fd < 0)
+    return fail("cannot open '" + path + "': " + std::strerror(errno));
+  f.elf = elf_begin(f.fd, ELF_C_READ, nullptr);
+  if (!f.elf || elf_kind(f.elf) != ELF_K_ELF)
+    return fail("'" + path + "' is not an ELF file");
+
+  std::vector<section_span> exec_sections;
+  std::vector<Elf_Scn*> symtabs;  // .dynsym first: its names are the exported ones
+  for (Elf_Scn* scn = elf_nextscn(f.elf, nullptr); scn; scn = elf_nextscn(f.elf, scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh))
+      continue;
+    if (sh.sh_type == SHT_DYNSYM)
+      symtabs.insert(symtabs.begin(), scn);
+    else if (sh.sh_type == SHT_SYMTAB)
+      symtabs.push_back(scn);
+    else if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR))
+      exec_sections.push_back({sh.sh_addr, sh.sh_size, sh.sh_offset});
+  }
+  if (symtabs.empty())
+    return fail("'" + path + "' has no symbol table");
+
+  std::map<std::string, elf_function> by_name;
+  for (Elf_Scn* scn : symtabs) {
+    GElf_Shdr sh;
+    gelf_getshdr(scn, &sh);
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    size_t count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+    for (size_t i = 0; data && i < count; ++i) {
+      GElf_Sym sym;
+      if (!gelf_getsym(data, static_cast<int>(i), &sym))
+        continue;
+      if (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+        continue;
+      if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+        continue;
+      const char* name = elf_strptr(f.elf, sh.sh_link, sym.st_name);
+      uint64_t offset = 0;
+      if (!name || !*name || !file_offset_of(exec_sections, sym.st_value, &offset))
+        continue;
+      if (by_name.count(name))
+        continue;
+      by_name.emplace(name, elf_function{name, sym.st_value, sym.st_size, offset});
+    }
+  }
+  std::vector<elf_function> out;
+  out.reserve(by_name.size());
+  for (auto& [name, fn] : by_name) out.push_back(std::move(fn));
+  return out;
+}
+
+result<std::string> resolve_binary(std::string_view name_or_path)
+{
+  namespace fs = std::filesystem;
+  std::string name(name_or_path);
+  if (name.find('/') != std::string::npos) {
+    std::error_code ec;
+    if (!fs::is_regular_file(name, ec))
+      return fail("'" + name + "' is not a file");
+    return fs::canonical(name, ec).string();
+  }
+  // The multiarch and classic library directories, in the loader's order.
+  for (const char* dir : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib",
+                          "/usr/lib", "/usr/local/lib"}) {
+    std::error_code ec;
+    fs::path candidate = fs::path(dir) / name;
+    if (fs::is_regular_file(candidate, ec))
+      return fs::canonical(candidate, ec).string();
+  }
+  return fail("cannot find '" + name + "' (give a path, or a library name in the standard directories)");
+}
+
+}  // namespace dc
