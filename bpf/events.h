@@ -44,13 +44,15 @@ enum dc_record_kind {
   DC_REC_NET = 6,       /* struct dc_net_event */
   DC_REC_FAULT = 7,     /* struct dc_fault_event */
   DC_REC_FS = 8,        /* struct dc_fs_event */
+  DC_REC_UPROBE = 9,    /* struct dc_uprobe_event */
 };
 
 /* Which counter of the loss map an event was lost from. */
 enum dc_loss_kind {
   DC_LOSS_RING_FULL = 0, /* bpf_ringbuf_reserve failed */
   DC_LOSS_NO_STATE = 1,  /* per-thread entry state could not be created */
-  DC_LOSS_KINDS = 2,
+  DC_LOSS_TOO_DEEP = 2,  /* a user-space call nested deeper than DC_NEST_MAX */
+  DC_LOSS_KINDS = 3,
 };
 
 struct dc_record_header {
@@ -92,7 +94,9 @@ struct dc_syscall_event {
   struct dc_file_ref file_a;
   struct dc_file_ref file_b;
   dc_u32 nr;
-  dc_u32 reserved;
+  dc_u32 level;  /* nesting depth, 1 = outermost (DFTracer level) */
+  dc_u64 id;     /* this call's event id (see dc_event_id) */
+  dc_s64 parent; /* id of the enclosing event of the thread, -1 for none (DFTracer p_idx) */
 };
 
 /* A DC_REC_SYSCALL ring record is a run of one or more dc_syscall_event of one thread, in the
@@ -232,5 +236,31 @@ struct dc_fs_event {
 #define DC_FAULT_FILEMAP 1u /* the filesystem's ->fault handler ran (filemap_fault) */
 #define DC_FAULT_AROUND 2u  /* fault-around mapped pages already in the cache */
 #define DC_FAULT_KERNEL 4u  /* taken in kernel mode on a user address (e.g. copy_to_user) */
+
+/* Nesting across layers: each thread keeps a stack of its open user-space calls. Event ids are
+ * (tid << 30 | a per-thread sequence number): unique in a trace without a shared counter, and
+ * below 2^53, so exact in every JSON reader. */
+#define DC_NEST_MAX 16
+#define DC_ID_SEQ_BITS 30
+#define DC_UPROBE_STR 128
+
+/* What a probed function's entry captures besides its registers. */
+struct dc_uprobe_spec {
+  dc_s8 str_arg; /* argument read as a user string (a file or dataset name), or -1 */
+  dc_u8 reserved[7];
+};
+
+/* One returned call of a probed user-space function. hdr.ts_ns is its entry. */
+struct dc_uprobe_event {
+  struct dc_record_header hdr;
+  dc_u64 dur_ns;
+  dc_u64 id;
+  dc_s64 parent;
+  dc_u64 args[6];
+  dc_s64 ret;
+  dc_u32 probe; /* the attach cookie: index in user space's probe table */
+  dc_u32 level;
+  char str[DC_UPROBE_STR]; /* spec.str_arg's string, NUL-terminated, or "" */
+};
 
 #endif

@@ -10,36 +10,9 @@ struct {
   __type(value, struct dc_syscall_spec);
 } dc_specs SEC(".maps");
 
-/* Per-thread state. The entry part is overwritten by the next entry, so a missed exit cannot
- * poison a later event.
- * The stage holds finished records until DC_STAGE_EVENTS of them go to the ring as one record:
- * a ring reservation per call was the largest single cost of a traced pread
- * (docs/performance.md). Being per thread, it keeps each thread's records in call order. It is
- * sent when full, before a record whose path records must not be overtaken, when its oldest
- * record is DC_STAGE_MAX_AGE_NS old, when the thread exits, and by the dc_flush_stages
- * iterator at the end of a run. */
-struct dc_entry {
-  __u64 ts;
-  __u64 args[6];
-  struct dc_file_ref file_a; /* resolved at entry when the call removes the fd */
-  __u32 nr;
-  __u32 active;
-  __u32 staged;
-  __u32 reserved;
-  __u64 first_staged_ts;
-  struct dc_syscall_event stage[DC_STAGE_EVENTS];
-};
-
-struct {
-  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-  __uint(map_flags, BPF_F_NO_PREALLOC);
-  __type(key, int);
-  __type(value, struct dc_entry);
-} dc_entries SEC(".maps");
-
 #define DC_STAGE_MAX_AGE_NS (200 * 1000 * 1000ULL)
 
-static __always_inline void dc_stage_flush(struct dc_entry* e)
+static __always_inline void dc_stage_flush(struct dc_thread* e)
 {
   __u32 n = e->staged;
   if (n == 0 || n > DC_STAGE_EVENTS)
@@ -71,20 +44,13 @@ int BPF_PROG(dc_sys_enter, struct pt_regs* regs, long id)
   struct dc_syscall_spec* spec = bpf_map_lookup_elem(&dc_specs, &nr);
   if (!spec || !spec->traced)
     return 0;
-  /* A thread with entry state belongs to a traced process (state is created for no other),
-   * so the traced-set lookup is paid once per thread, not once per call. */
   struct task_struct* task = bpf_get_current_task_btf();
-  struct dc_entry* e = bpf_task_storage_get(&dc_entries, task, 0, 0);
-  if (!e) {
-    if (!dc_is_traced(bpf_get_current_pid_tgid() >> 32))
-      return 0;
-    e = bpf_task_storage_get(&dc_entries, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-    if (!e) {
-      dc_count_loss(DC_LOSS_NO_STATE);
-      return 0;
-    }
-  }
+  struct dc_thread* e = dc_thread_of_traced(task);
+  if (!e)
+    return 0;
   e->nr = nr;
+  dc_nest_place(&e->nest, regs->sp, task, &e->level, &e->parent);
+  e->id = dc_next_id(&e->nest, task->pid);
   e->args[0] = regs->di;
   e->args[1] = regs->si;
   e->args[2] = regs->dx;
@@ -99,7 +65,7 @@ int BPF_PROG(dc_sys_enter, struct pt_regs* regs, long id)
 }
 
 /* The path argument in `slot` as the raw user string, plus the directory it is relative to. */
-static __always_inline void dc_emit_call_path(const struct dc_entry* e, int path_arg, int dirfd_arg,
+static __always_inline void dc_emit_call_path(const struct dc_thread* e, int path_arg, int dirfd_arg,
                                               __u8 slot, __u64 ts)
 {
   struct dc_path_record* r = dc_path_begin(DC_REC_CALL_PATH, ts);
@@ -136,7 +102,7 @@ static __always_inline void dc_emit_call_path(const struct dc_entry* e, int path
 SEC("tp_btf/sys_exit")
 int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
 {
-  struct dc_entry* e = bpf_task_storage_get(&dc_entries, bpf_get_current_task_btf(), 0, 0);
+  struct dc_thread* e = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
   if (!e || !e->active)
     return 0;
   e->active = 0;
@@ -184,7 +150,9 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
   ev->file_a = file_a;
   ev->file_b = file_b;
   ev->nr = nr;
-  ev->reserved = 0;
+  ev->level = e->level;
+  ev->id = e->id;
+  ev->parent = e->parent;
   e->staged = slot + 1;
   if (has_path || slot + 1 == DC_STAGE_EVENTS || now - e->first_staged_ts > DC_STAGE_MAX_AGE_NS)
     dc_stage_flush(e);
@@ -194,7 +162,7 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(dc_stage_at_exit, struct task_struct* task)
 {
-  struct dc_entry* e = bpf_task_storage_get(&dc_entries, task, 0, 0);
+  struct dc_thread* e = bpf_task_storage_get(&dc_threads, task, 0, 0);
   if (e)
     dc_stage_flush(e);
   return 0;
@@ -208,7 +176,7 @@ int dc_flush_stages(struct bpf_iter__task* ctx)
   struct task_struct* task = ctx->task;
   if (!task)
     return 0;
-  struct dc_entry* e = bpf_task_storage_get(&dc_entries, task, 0, 0);
+  struct dc_thread* e = bpf_task_storage_get(&dc_threads, task, 0, 0);
   if (e)
     dc_stage_flush(e);
   return 0;

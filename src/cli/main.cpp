@@ -46,6 +46,9 @@ int main(int argc, char** argv)
       "--system", run.systems,
       "LABEL=REGEX: label processes whose name matches as a storage system (repeatable; built in: "
       "MinIO, Ceph, etcd, PostgreSQL, GlusterFS)");
+  run_cmd->add_option(
+      "--config", run.config_path,
+      "probe config (capture_probes YAML); default: the shipped default.yaml (kernel layers + stdio)");
   run_cmd->add_option("command", run.command, "the command to trace, after --")->required();
   run_cmd->prefix_command(false);
 
@@ -54,15 +57,17 @@ int main(int argc, char** argv)
   layers_cmd->add_flag("-v,--verbose", layers_verbose, "print libbpf's messages");
 
   dc::explore_options explore;
-  auto* explore_cmd =
-      app.add_subcommand("explore", "list the functions of a library or executable that can be probed, one per line");
+  auto* explore_cmd = app.add_subcommand(
+      "explore", "list the functions of a library or executable that can be probed, one per line");
   explore_cmd->add_option("target", explore.target, "a library name (libc.so.6) or a path");
   explore_cmd->add_option("--regex", explore.regex, "only names the regex matches whole (ECMAScript)");
-  explore_cmd->add_flag("--kernel", explore.kernel, "list the kernel's tracepoints and which layers are live");
+  explore_cmd->add_flag("--kernel", explore.kernel,
+                        "list the kernel's tracepoints and which layers are live");
 
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run" &&
       std::string_view(argv[1]) != "layers" && std::string_view(argv[1]) != "explore") {
-    std::fprintf(stderr, "datacrumbs: unknown command '%s' (expected 'run', 'layers' or 'explore')\n", argv[1]);
+    std::fprintf(stderr, "datacrumbs: unknown command '%s' (expected 'run', 'layers' or 'explore')\n",
+                 argv[1]);
     return 2;
   }
   try {

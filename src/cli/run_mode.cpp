@@ -122,7 +122,11 @@ result<int> run_traced(const run_options& options)
     summary_file.emplace(std::move(*reserved));
   }
 
-  auto probes = session::open({options.ring_bytes, options.verbose, options.layers});
+  auto config = load_probe_config(options.config_path.empty() ? shipped_config_dir() + "/default.yaml"
+                                                              : options.config_path);
+  if (!config)
+    return std::unexpected(config.error());
+  auto probes = session::open({options.ring_bytes, options.verbose, options.layers, &*config});
   if (!probes)
     return std::unexpected(probes.error());
   for (const auto& note : (*probes)->notes()) std::fprintf(stderr, "datacrumbs: %s\n", note.c_str());
@@ -139,6 +143,7 @@ result<int> run_traced(const run_options& options)
   writer.set_process_labeler([&rules](const process_info& p) { return system_label(p, rules); });
   summary_builder summary;
   decoder dec(measure_clock_offset(), {&writer, &summary});
+  dec.state().uprobes = (*probes)->uprobe_targets();
   dec.snapshot_fds(static_cast<uint32_t>(child->pid));
   if (auto armed = (*probes)->arm(static_cast<uint32_t>(child->pid)); !armed) {
     kill(child->pid, SIGKILL);

@@ -14,7 +14,8 @@ struct run_options {
   std::vector<std::string> command;
   uint64_t ring_bytes = 64ull << 20;
   bool verbose = false;
-  std::vector<std::string> layers;   // empty: all
+  std::vector<std::string> layers;   // empty: as the config says
+  std::string config_path;           // empty: the shipped default.yaml
   std::vector<std::string> systems;  // LABEL=REGEX rules naming storage systems
 };
 

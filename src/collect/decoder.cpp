@@ -52,6 +52,7 @@ void decoder::decode(const void* data, size_t size)
       break;
     case DC_REC_BLOCK: ok = decode_as(data, size, *this, &decoder::decode_block); break;
     case DC_REC_NET: ok = decode_as(data, size, *this, &decoder::decode_net); break;
+    case DC_REC_UPROBE: ok = decode_as(data, size, *this, &decoder::decode_uprobe); break;
     case DC_REC_FS: ok = decode_as(data, size, *this, &decoder::decode_fs); break;
     case DC_REC_FAULT: ok = decode_as(data, size, *this, &decoder::decode_fault); break;
     case DC_REC_TASK: ok = decode_as(data, size, *this, &decoder::decode_task); break;

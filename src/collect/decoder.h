@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/event.h"
 #include "core/names.h"
+#include "probe/uprobe_layer.h"
 
 extern "C" {
 #include "events.h"
@@ -33,6 +34,8 @@ struct decode_state {
   process_table processes;
   // Path arguments (by slot) waiting for the next syscall event of a thread.
   std::unordered_map<uint32_t, std::array<uint64_t, 2>> call_paths;
+  // The probed user-space functions, by probe index.
+  std::vector<uprobe_target> uprobes;
 };
 
 class decoder {
@@ -59,6 +62,7 @@ class decoder {
   void decode_net(const dc_net_event& ev);
   void decode_fault(const dc_fault_event& ev);
   void decode_fs(const dc_fs_event& ev);
+  void decode_uprobe(const dc_uprobe_event& ev);
   // An event of `category` for the thread in `hdr`, spanning hdr.ts_ns .. + dur_ns.
   trace_event begin_event(std::string_view name, std::string_view category, const dc_record_header& hdr,
                           uint64_t dur_ns) const;

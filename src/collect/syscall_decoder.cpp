@@ -54,6 +54,9 @@ void decoder::decode_syscall(const dc_syscall_event& raw)
     return;
   }
   trace_event ev = begin_event(info->name, "POSIX", raw.hdr, raw.dur_ns);
+  ev.id = raw.id;
+  ev.parent = raw.parent;
+  ev.level = raw.level;
   for (const shown_arg& a : info->args)
     if (!a.key.empty())
       ev.add_arg(a.key, shown_value(raw.args[a.index], a.format));

@@ -29,6 +29,11 @@ struct trace_event {
   bool counter = false;       // a "ph":"C" counter sample (args are the counts), not a span
   uint64_t fhash = 0;         // 0: no file
   uint64_t fhash2 = 0;        // second file (rename target, sendfile input, ...)
+  // Nesting, for events the kernel placed on their thread's call stack (level 0: not placed).
+  // The kernel's id is then the event's id, so children can name a parent written after them.
+  uint64_t id = 0;
+  int64_t parent = -1;  // DFTracer p_idx
+  uint32_t level = 0;
   std::array<event_arg, 8> args{};
   uint8_t arg_count = 0;
   std::array<std::pair<std::string_view, std::string>, 4> texts{};  // string args (addresses, ...)

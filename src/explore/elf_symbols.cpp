@@ -112,8 +112,8 @@ result<std::string> resolve_binary(std::string_view name_or_path)
     return fs::canonical(name, ec).string();
   }
   // The multiarch and classic library directories, in the loader's order.
-  for (const char* dir : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib",
-                          "/usr/lib", "/usr/local/lib"}) {
+  for (const char* dir : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
+                          "/lib", "/usr/lib", "/usr/local/lib"}) {
     std::error_code ec;
     fs::path candidate = fs::path(dir) / name;
     if (fs::is_regular_file(candidate, ec))

@@ -19,7 +19,8 @@ struct elf_function {
 };
 
 // Every defined function of the binary, sorted by name. Aliases (fwrite and _IO_fwrite,
-// MPI_X and PMPI_X) are separate entries with one address: a prober attaches once per address. Errors name the file and the problem (not found, not ELF, no symbol tables).
+// MPI_X and PMPI_X) are separate entries with one address: a prober attaches once per address. Errors name
+// the file and the problem (not found, not ELF, no symbol tables).
 result<std::vector<elf_function>> list_functions(const std::string& path);
 
 // A library name ("libc.so.6") as the dynamic loader would find it in the standard

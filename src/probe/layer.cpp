@@ -18,6 +18,8 @@ void layer::detach()
 {
   for (bpf_link* l : links_) bpf_link__destroy(l);
   links_.clear();
+  for (int fd : link_fds_) close(fd);
+  link_fds_.clear();
 }
 
 namespace {
@@ -102,7 +104,10 @@ result<> reuse_shared_maps(bpf_object* obj, const shared_maps& maps)
   struct {
     const char* name;
     int fd;
-  } shared[] = {{"dc_events", maps.events_fd}, {"dc_traced", maps.traced_fd}, {"dc_lost", maps.lost_fd}};
+  } shared[] = {{"dc_events", maps.events_fd},
+                {"dc_traced", maps.traced_fd},
+                {"dc_lost", maps.lost_fd},
+                {"dc_threads", maps.threads_fd}};
   for (const auto& m : shared) {
     bpf_map* map = bpf_object__find_map_by_name(obj, m.name);
     if (!map)

@@ -39,6 +39,7 @@ struct shared_maps {
   int events_fd = -1;
   int traced_fd = -1;
   int lost_fd = -1;
+  int threads_fd = -1;
   uint64_t wake_mark = 0;
 };
 
@@ -50,7 +51,7 @@ class layer {
   // Opens the object, points its shared maps at `maps`, configures and loads it.
   virtual result<> load(const shared_maps& maps) = 0;
   // Attaches every program of the loaded object, one by one.
-  layer_report attach();
+  virtual layer_report attach();
   // Detaches every program; in-flight runs have finished when it returns.
   void detach();
   // Sends to the ring what the kernel side still holds back (call after detach).
@@ -62,9 +63,12 @@ class layer {
 
  protected:
   virtual bpf_object* object() = 0;
+  void add_link(bpf_link* link) { links_.push_back(link); }
+  void add_link_fd(int fd) { link_fds_.push_back(fd); }  // a link libbpf does not know (uprobe_multi)
 
  private:
   std::vector<bpf_link*> links_;
+  std::vector<int> link_fds_;
 };
 
 // Runs a task iterator program once over every task (reading the iterator runs it); `what`

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <algorithm>
 #include <cstring>
+#include <regex>
 
 #include "probe/system_checks.h"
 #include "process.skel.h"
@@ -29,6 +30,25 @@ int libbpf_log(enum libbpf_print_level level, const char* fmt, va_list args)
   return g_verbose ? vfprintf(stderr, fmt, args) : 0;
 }
 
+// The kernel layers a config selects: the syscall layer for a `syscalls` entry, the layers
+// whose names a `kernel` entry's regex matches.
+std::vector<std::string> kernel_layers_in(const probe_config& config)
+{
+  std::vector<std::string> names;
+  for (const auto& l : make_layers()) {
+    bool on = false;
+    for (const probe_entry& e : config.entries) {
+      if (e.kind == probe_kind::syscalls)
+        on |= l->name() == "syscall";
+      if (e.kind == probe_kind::kernel)
+        on |= std::regex_match(std::string(l->name()), std::regex(e.regex));
+    }
+    if (on)
+      names.emplace_back(l->name());
+  }
+  return names;
+}
+
 }  // namespace
 
 result<std::unique_ptr<session>> session::open(const session_options& options)
@@ -46,8 +66,19 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
 
   if (auto ok = s->open_process_tracking(options); !ok)
     return std::unexpected(ok.error());
-  for (auto& l : make_layers()) {
-    if (!options.layers.empty() && std::ranges::find(options.layers, l->name()) == options.layers.end())
+  std::vector<std::string> wanted = options.layers;
+  if (wanted.empty() && options.config)
+    wanted = kernel_layers_in(*options.config);
+  auto layers = make_layers();
+  if (options.config && options.layers.empty()) {
+    s->uprobe_targets_ = plan_uprobes(*options.config, s->notes_);
+    if (!s->uprobe_targets_.empty()) {
+      layers.push_back(make_uprobe_layer(s->uprobe_targets_));
+      wanted.push_back("uprobe");
+    }
+  }
+  for (auto& l : layers) {
+    if ((!wanted.empty() || options.config) && std::ranges::find(wanted, l->name()) == wanted.end())
       continue;
     if (auto loaded = l->load(s->maps_); !loaded) {
       s->reports_.push_back(
@@ -57,7 +88,7 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     s->reports_.push_back(l->attach());
     s->layers_.push_back(std::move(l));
   }
-  // A layer the user asked for by name must be live; by default only the system-call layer.
+  // A layer the user asked for by name must be live; otherwise only the system-call layer.
   for (const layer_report& r : s->reports_) {
     bool required = options.layers.empty() ? r.name == "syscall" : true;
     if (required && !r.live)
@@ -81,6 +112,7 @@ result<> session::open_process_tracking(const session_options& options)
   maps_.events_fd = bpf_map__fd(process_->maps.dc_events);
   maps_.traced_fd = bpf_map__fd(process_->maps.dc_traced);
   maps_.lost_fd = bpf_map__fd(process_->maps.dc_lost);
+  maps_.threads_fd = bpf_map__fd(process_->maps.dc_threads);
   bpf_program* prog;
   bpf_object__for_each_program(prog, process_->obj)
   {
@@ -142,7 +174,8 @@ loss_counts session::losses()
       continue;
     uint64_t sum = 0;
     for (uint64_t v : per_cpu) sum += v;
-    (kind == DC_LOSS_RING_FULL ? total.ring_full : total.no_state) = sum;
+    uint64_t* slot[DC_LOSS_KINDS] = {&total.ring_full, &total.no_state, &total.too_deep};
+    *slot[kind] = sum;
   }
   total.skipped = skipped_runs(process_->obj);
   for (const auto& l : layers_) total.skipped += l->skipped_runs();

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "core/result.h"
+#include "config/probe_config.h"
 #include "probe/layer.h"
+#include "probe/uprobe_layer.h"
 #include "sink/pfw_writer.h"
 
 struct process_bpf;
@@ -17,7 +19,8 @@ namespace dc {
 struct session_options {
   uint64_t ring_bytes = 64ull << 20;
   bool verbose = false;
-  std::vector<std::string> layers;  // empty: every layer, only the system-call layer required
+  std::vector<std::string> layers;       // empty: as the config says (or every layer without one)
+  const probe_config* config = nullptr;  // kernel layers and user-space functions to trace
 };
 
 class session {
@@ -36,6 +39,8 @@ class session {
   std::vector<counter_sample> counters();
   const std::vector<layer_report>& reports() const { return reports_; }
   const std::vector<std::string>& notes() const { return notes_; }
+  // The probed user-space functions; an event's probe index points in here.
+  const std::vector<uprobe_target>& uprobe_targets() const { return uprobe_targets_; }
 
  private:
   session() = default;
@@ -47,6 +52,7 @@ class session {
   std::vector<std::unique_ptr<layer>> layers_;
   std::vector<layer_report> reports_;
   std::vector<std::string> notes_;
+  std::vector<uprobe_target> uprobe_targets_;
 };
 
 }  // namespace dc

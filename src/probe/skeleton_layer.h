@@ -23,12 +23,15 @@ class skeleton_layer : public layer {
     skel_->rodata->dc_wake_mark = maps.wake_mark;
     if (auto shared = reuse_shared_maps(skel_->obj, maps); !shared)
       return shared;
+    if (auto ready = before_load(*skel_); !ready)
+      return ready;
     if (int err = Load(skel_); err)
       return fail("cannot load the " + std::string(name()) + " BPF programs: " + std::strerror(-err));
     return after_load(*skel_);
   }
 
  protected:
+  virtual result<> before_load(Skel&) { return {}; }
   virtual result<> after_load(Skel&) { return {}; }
   bpf_object* object() final { return skel_->obj; }
 

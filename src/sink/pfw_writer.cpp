@@ -94,7 +94,8 @@ void pfw_writer::write_event(const trace_event& ev, const trace_names& names)
   write_names_for(ev, names);
   std::string& b = out_.buffer();
   b.push_back('{');
-  append_field(b, "id", next_id_++, true);
+  // Kernel ids are >= 2^30 (tid << 30), so they never meet the writer's own small ids.
+  append_field(b, "id", ev.level ? ev.id : next_id_++, true);
   append_string_field(b, "name", ev.name);
   append_string_field(b, "cat", ev.category);
   append_field(b, "pid", ev.pid);
@@ -104,6 +105,10 @@ void pfw_writer::write_event(const trace_event& ev, const trace_names& names)
     append_field(b, "dur", ev.dur_us);
   b.append(ev.counter ? ",\"ph\":\"C\",\"args\":{" : ",\"ph\":\"X\",\"args\":{");
   append_field(b, "hhash", hhash_, true);
+  if (ev.level) {
+    append_field(b, "level", ev.level);
+    append_field(b, "p_idx", ev.parent);
+  }
   for (uint8_t i = 0; i < ev.arg_count; ++i) {
     append_field(b, ev.args[i].key, ev.args[i].value);
   }
@@ -135,6 +140,7 @@ result<> pfw_writer::finish(const loss_counts& lost)
   append_field(b, "events_lost", lost.total());
   append_field(b, "lost_ring_full", lost.ring_full);
   append_field(b, "lost_no_state", lost.no_state);
+  append_field(b, "lost_too_deep", lost.too_deep);
   append_field(b, "lost_skipped", lost.skipped);
   b.append("}}\n]\n");
   return out_.close();

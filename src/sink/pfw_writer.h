@@ -26,7 +26,8 @@ struct loss_counts {
   uint64_t ring_full = 0;  // the ring had no room
   uint64_t no_state = 0;   // no per-thread entry state could be created
   uint64_t skipped = 0;    // the kernel skipped a program run (recursion on one CPU)
-  uint64_t total() const { return ring_full + no_state + skipped; }
+  uint64_t too_deep = 0;   // a user-space call nested deeper than the per-thread stack
+  uint64_t total() const { return ring_full + no_state + skipped + too_deep; }
 };
 
 class pfw_writer {

@@ -95,11 +95,9 @@ nlohmann::json summary_json(const summary_builder& s, const process_table& proce
   j["command"] = run.command;
   j["exit_code"] = run.exit_code;
   j["trace"] = run.trace_path;
-  j["events"] = {{"written", run.events_written},
-                 {"lost", run.lost.total()},
-                 {"lost_ring_full", run.lost.ring_full},
-                 {"lost_no_state", run.lost.no_state},
-                 {"lost_skipped", run.lost.skipped}};
+  j["events"] = {{"written", run.events_written},        {"lost", run.lost.total()},
+                 {"lost_ring_full", run.lost.ring_full}, {"lost_no_state", run.lost.no_state},
+                 {"lost_too_deep", run.lost.too_deep},   {"lost_skipped", run.lost.skipped}};
   j["layers"] = layers_json(s.totals().ops);
   j["amplification"] = amplification_json(s.totals());
   if (!s.page_cache().empty()) {

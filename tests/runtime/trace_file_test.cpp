@@ -43,7 +43,7 @@ TEST_F(runtime_test, TraceIsValidGzipAndJsonWithMetadataBeforeUse)
     } else {
       EXPECT_EQ(j["ph"], "X");
       static const std::map<std::string, std::string> key_arg = {
-          {"POSIX", "ret"}, {"BLOCK", "bytes"}, {"FAULT", "major"}, {"FS", "ret"}};
+          {"POSIX", "ret"}, {"BLOCK", "bytes"}, {"FAULT", "major"}, {"FS", "ret"}, {"STDIO", "ret"}};
       ASSERT_TRUE(key_arg.count(j["cat"])) << j;
       EXPECT_TRUE(j["args"].contains(key_arg.at(j["cat"]))) << j;
     }

@@ -30,7 +30,9 @@ TEST(Explorer, FindsAFunctionAtTheFileOffsetItsCodeIsLoadedFrom)
   exe.seekg(static_cast<std::streamoff>(it->file_offset));
   exe.read(on_disk.data(), static_cast<std::streamsize>(on_disk.size()));
   ASSERT_TRUE(exe);
-  EXPECT_EQ(std::memcmp(on_disk.data(), reinterpret_cast<const void*>(&dc_explorer_probe_target), on_disk.size()), 0);
+  EXPECT_EQ(
+      std::memcmp(on_disk.data(), reinterpret_cast<const void*>(&dc_explorer_probe_target), on_disk.size()),
+      0);
   EXPECT_EQ(dc_explorer_probe_target(1), 10);
 }
 

@@ -1,0 +1,100 @@
+/* User-space functions (cat from the config: STDIO, MPI, HDF5, ...): one generic entry and one
+ * generic return program serve every probed function; the attach cookie says which one it is
+ * (an index in user space's probe table), so adding a function needs no code and no rebuild.
+ * Each call is a frame on its thread's nesting stack (common.bpf.h) from entry to return; the
+ * system calls made inside it are nested under it by the syscall layer. */
+#include "common.bpf.h"
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1 << 16);
+  __type(key, __u32);
+  __type(value, struct dc_uprobe_spec);
+} dc_uprobe_specs SEC(".maps");
+
+SEC("uprobe")
+int dc_uprobe_enter(struct pt_regs* ctx)
+{
+  struct task_struct* task = bpf_get_current_task_btf();
+  struct dc_thread* t = dc_thread_of_traced(task);
+  if (!t)
+    return 0;
+  struct dc_nest* n = &t->nest;
+  __u64 sp = ctx->sp;
+  __u32 level;
+  __s64 parent;
+  dc_nest_place(n, sp, task, &level, &parent);
+  __u32 d = n->depth;
+  if (d >= DC_NEST_MAX) {
+    dc_count_loss(DC_LOSS_TOO_DEEP);
+    return 0;
+  }
+  __u32 slot = d;
+  barrier_var(slot); /* the mask must survive optimisation: the verifier needs it as the bound */
+  slot &= DC_NEST_MAX - 1;
+  struct dc_frame* f = &n->frames[slot];
+  f->id = dc_next_id(n, task->pid);
+  f->parent = parent;
+  f->level = level;
+  f->sp = sp;
+  f->probe = bpf_get_attach_cookie(ctx);
+  /* The x86-64 SysV argument registers. */
+  f->args[0] = ctx->di;
+  f->args[1] = ctx->si;
+  f->args[2] = ctx->dx;
+  f->args[3] = ctx->cx;
+  f->args[4] = ctx->r8;
+  f->args[5] = ctx->r9;
+  f->str[0] = 0;
+  __u32 probe = f->probe;
+  struct dc_uprobe_spec* spec = bpf_map_lookup_elem(&dc_uprobe_specs, &probe);
+  if (spec && spec->str_arg >= 0 && spec->str_arg < 6)
+    bpf_probe_read_user_str(f->str, sizeof(f->str), (const void*)f->args[spec->str_arg & 7]);
+  n->depth = d + 1;
+  f->ts = bpf_ktime_get_ns();
+  return 0;
+}
+
+SEC("uretprobe")
+int dc_uprobe_return(struct pt_regs* ctx)
+{
+  __u64 now = bpf_ktime_get_ns();
+  struct task_struct* task = bpf_get_current_task_btf();
+  struct dc_thread* t = bpf_task_storage_get(&dc_threads, task, 0, 0);
+  if (!t)
+    return 0;
+  struct dc_nest* n = &t->nest;
+  /* `ret` popped the return address: the function was entered 8 bytes below. Frames entered
+   * deeper never returned; the slot test of dc_nest_unwind does not apply here, since the
+   * trampoline itself has just written over the slot. */
+  __u64 entry_sp = ctx->sp - 8;
+  for (int i = 0; i < DC_NEST_MAX; i++) {
+    __u32 top = n->depth;
+    if (top == 0 || top > DC_NEST_MAX || n->frames[(top - 1) & (DC_NEST_MAX - 1)].sp >= entry_sp)
+      break;
+    n->depth = top - 1;
+  }
+  __u32 d = n->depth;
+  if (d == 0 || d > DC_NEST_MAX)
+    return 0;
+  struct dc_frame* f = &n->frames[(d - 1) & (DC_NEST_MAX - 1)];
+  if (f->sp != entry_sp)
+    return 0; /* not a call we saw begin (attached while it ran, or too deep) */
+  n->depth = d - 1;
+  struct dc_uprobe_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
+  if (!ev) {
+    dc_count_loss(DC_LOSS_RING_FULL);
+    return 0;
+  }
+  dc_fill_header(&ev->hdr, DC_REC_UPROBE, f->ts);
+  ev->dur_ns = now - f->ts;
+  ev->id = f->id;
+  ev->parent = f->parent;
+  __builtin_memcpy(ev->args, f->args, sizeof(ev->args));
+  ev->ret = ctx->ax;
+  ev->probe = f->probe;
+  ev->level = f->level;
+  __builtin_memcpy(ev->str, f->str, sizeof(ev->str));
+  bpf_ringbuf_submit(ev, dc_submit_flags());
+  return 0;
+}

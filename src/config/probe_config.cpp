@@ -1,0 +1,109 @@
+#include "config/probe_config.h"
+
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+
+#include "core/user_regex.h"
+
+namespace dc {
+
+namespace {
+
+result<probe_kind> kind_of(const std::string& s)
+{
+  if (s == "syscalls")
+    return probe_kind::syscalls;
+  if (s == "kernel")
+    return probe_kind::kernel;
+  if (s == "uprobe")
+    return probe_kind::uprobe;
+  if (s == "kprobe")
+    return probe_kind::kprobe;
+  if (s == "usdt")
+    return probe_kind::usdt;
+  if (s == "custom")
+    return probe_kind::custom;
+  return fail("unknown probe '" + s + "' (syscalls, kernel, uprobe, kprobe, usdt, custom)", 2);
+}
+
+}  // namespace
+
+result<probe_config> load_config_at_depth(const std::string& path, int depth);
+
+result<probe_config> load_probe_config(const std::string& path)
+{
+  return load_config_at_depth(path, 0);
+}
+
+// `depth` bounds `include:` chains (an include cycle is an error, not a hang).
+result<probe_config> load_config_at_depth(const std::string& path, int depth)
+{
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return fail("cannot read config '" + path + "'", 2);
+  } catch (const YAML::Exception& e) {
+    return fail("config '" + path + "': " + e.what(), 2);
+  }
+  auto bad = [&](size_t i, const std::string& what) {
+    return fail("config '" + path + "': capture_probes[" + std::to_string(i) + "]: " + what, 2);
+  };
+  YAML::Node probes = root.IsMap() ? root["capture_probes"] : YAML::Node();
+  if (!probes || !probes.IsSequence())
+    return fail("config '" + path + "': no capture_probes list", 2);
+  probe_config config{path, {}};
+  for (size_t i = 0; i < probes.size(); ++i) {
+    const YAML::Node& n = probes[i];
+    if (n.IsMap() && n["include"]) {
+      // Another config's entries, by a path relative to this one's directory.
+      if (depth >= 8)
+        return bad(i, "includes nest deeper than 8 (a cycle?)");
+      std::filesystem::path inc = n["include"].as<std::string>();
+      if (inc.is_relative())
+        inc = std::filesystem::path(path).parent_path() / inc;
+      auto included = load_config_at_depth(inc.string(), depth + 1);
+      if (!included)
+        return std::unexpected(included.error());
+      for (auto& e : included->entries) config.entries.push_back(std::move(e));
+      continue;
+    }
+    if (!n.IsMap() || !n["name"] || !n["probe"])
+      return bad(i, "each entry needs 'name' and 'probe'");
+    probe_entry e;
+    try {
+      e.name = n["name"].as<std::string>();
+      auto kind = kind_of(n["probe"].as<std::string>());
+      if (!kind)
+        return bad(i, kind.error().message);
+      e.kind = *kind;
+      e.file = n["file"] ? n["file"].as<std::string>() : "";
+      e.regex = n["regex"] ? n["regex"].as<std::string>() : ".*";
+    } catch (const YAML::Exception& ex) {
+      return bad(i, ex.what());
+    }
+    if (e.name.empty())
+      return bad(i, "'name' is empty");
+    if (e.kind == probe_kind::uprobe && e.file.empty())
+      return bad(i, "a uprobe entry needs 'file'");
+    if (auto r = compile_user_regex(e.regex, "capture_probes[" + std::to_string(i) + "].regex"); !r)
+      return bad(i, r.error().message);
+    config.entries.push_back(std::move(e));
+  }
+  return config;
+}
+
+std::string shipped_config_dir()
+{
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  fs::path installed = exe.parent_path().parent_path() / "etc/datacrumbs/configs";
+  if (!ec && fs::is_directory(installed, ec))
+    return installed.string();
+  return DATACRUMBS_SOURCE_CONFIG_DIR;
+}
+
+}  // namespace dc

@@ -1,0 +1,98 @@
+// The user-space layers against what the program did: stdio calls counted exactly, the system
+// calls beneath them nested under them, a custom function chosen by regex from a config, and a
+// function that never returns leaving later nesting intact.
+#include <fstream>
+#include <map>
+
+#include "core/hash.h"
+#include "runtime/runtime_helpers.h"
+
+namespace dc::test {
+namespace {
+
+constexpr int fwrites = 25;  // 25 x 3000 bytes: several 4 KiB buffer flushes
+
+TEST_F(runtime_test, StdioCallsAreExactAndTheirSystemCallsNestBeneathThem)
+{
+  std::string config = dir / "probes.yaml", out = dir / "out.txt";
+  std::ofstream(config) << "capture_probes:\n"
+                           "  - name: POSIX\n    probe: syscalls\n"
+                           "  - include: "
+                        << DATACRUMBS_SOURCE_DIR
+      "/etc/datacrumbs/configs/stdio.yaml\n"
+      "  - name: APP\n    probe: uprobe\n    file: " STDIO_APP_BIN
+      "\n"
+      "    regex: \"dc_custom_.*\"\n";
+  auto run =
+      trace_command(dir, std::string(STDIO_APP_BIN) + " " + shell_quote(out) + " " + std::to_string(fwrites),
+                    "--config " + shell_quote(config));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.summary["events"]["lost"], 0);
+
+  std::map<uint64_t, nlohmann::json> by_id;
+  auto events = complete_events(run.trace);
+  for (const auto& e : events)
+    if (e["args"].contains("level"))
+      by_id[e["id"]] = e;
+  auto named = [&](const std::string& cat, const std::string& name) {
+    std::vector<nlohmann::json> out_events;
+    for (const auto& e : events)
+      if (e["cat"] == cat && e["name"] == name)
+        out_events.push_back(e);
+    return out_events;
+  };
+
+  auto writes_by_app = named("STDIO", "fwrite");
+  ASSERT_EQ(writes_by_app.size(), fwrites + 1u);
+  for (const auto& e : writes_by_app) {
+    EXPECT_EQ(e["args"]["size"], 1);
+    EXPECT_EQ(e["args"]["count"], 3000);
+    EXPECT_EQ(e["args"]["ret"], 3000);
+  }
+  auto opens = named("STDIO", "fopen");
+  ASSERT_EQ(opens.size(), 1u);
+  EXPECT_EQ(opens[0]["args"]["fhash"], string_hash(out));
+
+  // Every write system call on the file is made inside an fwrite, fflush or fclose.
+  uint64_t written = 0;
+  int writes = 0;
+  for (const auto& e : named("POSIX", "write")) {
+    if (e["args"].value("fhash", 0ull) != string_hash(out))
+      continue;
+    ++writes;
+    written += e["args"]["ret"].get<uint64_t>();
+    ASSERT_TRUE(by_id.count(e["args"]["p_idx"])) << "write without a stdio parent: " << e;
+    const auto& parent = by_id[e["args"]["p_idx"]];
+    EXPECT_EQ(parent["cat"], "STDIO") << e;
+    EXPECT_TRUE(parent["name"] == "fwrite" || parent["name"] == "fflush" || parent["name"] == "fclose")
+        << parent;
+    EXPECT_EQ(e["args"]["level"], parent["args"]["level"].get<int>() + 1);
+    EXPECT_EQ(e["tid"], parent["tid"]);
+    EXPECT_GE(e["ts"].get<uint64_t>(), parent["ts"].get<uint64_t>());
+    EXPECT_LE(e["ts"].get<uint64_t>() + e["dur"].get<uint64_t>(),
+              parent["ts"].get<uint64_t>() + parent["dur"].get<uint64_t>());
+  }
+  EXPECT_GT(writes, 1);
+  EXPECT_EQ(written, (fwrites + 1u) * 3000);
+
+  // The custom function: found by regex, timed, and the fflush it makes nests beneath it.
+  auto checkpoints = named("APP", "dc_custom_checkpoint");
+  ASSERT_EQ(checkpoints.size(), 1u);
+  EXPECT_GE(checkpoints[0]["dur"].get<uint64_t>(), 2000u);
+  EXPECT_EQ(checkpoints[0]["args"]["level"], 1);
+  auto flushes = named("STDIO", "fflush");
+  ASSERT_EQ(flushes.size(), 1u);
+  EXPECT_EQ(flushes[0]["args"]["p_idx"], checkpoints[0]["id"]);
+  EXPECT_EQ(flushes[0]["args"]["level"], 2);
+
+  // dc_custom_escape never returns: no event for it, and the fwrite after it is outermost.
+  EXPECT_TRUE(named("APP", "dc_custom_escape").empty());
+  EXPECT_EQ(writes_by_app.back()["args"]["level"], 1) << writes_by_app.back();
+  EXPECT_EQ(writes_by_app.back()["args"]["p_idx"], -1);
+  auto closes = named("STDIO", "fclose");
+  ASSERT_EQ(closes.size(), 1u);
+  EXPECT_EQ(closes[0]["args"]["level"], 1);
+}
+
+}  // namespace
+}  // namespace dc::test
