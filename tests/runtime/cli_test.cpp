@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "runtime/runtime_helpers.h"
@@ -73,6 +74,25 @@ TEST_F(runtime_test, BadInputGetsOneClearLine)
   expect_refused(dir, "frobnicate", 2, "frobnicate");
   expect_refused(dir, "run --layers syscall,nosuchlayer -- " + touch, 2, "nosuchlayer");
   expect_refused(dir, "run --system 'X=([bad' -- " + touch, 2, "([bad");
+  // Probe configs and the explorer.
+  expect_refused(dir, "run --config /nonexistent/p.yaml -o " + shell_quote(dir / "t.pfw.gz") + " -- " + touch,
+                 2, "/nonexistent/p.yaml");
+  EXPECT_FALSE(std::filesystem::exists(dir / "t.pfw.gz"));
+  std::string bad_config = dir / "bad.yaml";
+  std::ofstream(bad_config)
+      << "capture_probes:\n  - name: X\n    probe: uprobe\n    file: libc.so.6\n    regex: '(['\n";
+  expect_refused(dir, "run --config " + shell_quote(bad_config) + " -- " + touch, 2, "capture_probes[0]");
+  expect_refused(dir, "explore /etc/passwd", 1, "not an ELF file");
+  expect_refused(dir, "explore libc.so.6 --regex '('", 2, "--regex");
+  expect_refused(dir, "explore", 2, "explore");
+  EXPECT_FALSE(std::filesystem::exists(dir / "ran")) << "a refused run started the command";
+}
+
+TEST_F(runtime_test, ExploreListsTheFunctionsARegexSelects)
+{
+  std::string out = dir / "functions.txt";
+  ASSERT_EQ(run_shell(tool() + " explore libc.so.6 --regex 'f(open|write|close)' > " + shell_quote(out)), 0);
+  EXPECT_EQ(read_file(out), "fclose\nfopen\nfwrite\n");
 }
 
 TEST_F(runtime_test, RefusesWithoutPrivilegesAndWritesNothing)
