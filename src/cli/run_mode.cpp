@@ -88,6 +88,16 @@ void print_summary(const std::string& text, const run_options& options, int exit
   std::fprintf(stderr, "datacrumbs: '%s' exited with %d\n%s", cmd.c_str(), exit_code, text.c_str());
 }
 
+// How many user-space functions were probed, and how long attaching them took.
+nlohmann::json uprobes_json(const session& probes)
+{
+  nlohmann::json j = {{"functions", probes.uprobe_targets().size()}, {"attach_ms", 0.0}};
+  for (const auto& r : probes.reports())
+    if (r.name == "uprobe")
+      j["attach_ms"] = static_cast<double>(r.attach_us) / 1000.0;
+  return j;
+}
+
 }  // namespace
 
 result<int> run_traced(const run_options& options)
@@ -185,6 +195,7 @@ result<int> run_traced(const run_options& options)
   if (summary_file) {
     nlohmann::json j = summary_json(summary, processes, dec.state().names, facts);
     j["systems"] = systems;
+    j["uprobes"] = uprobes_json(**probes);
     auto written = summary_file->commit(j.dump(2) + "\n");
     if (!written)
       return std::unexpected(written.error());

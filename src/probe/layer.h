@@ -23,6 +23,7 @@ struct layer_report {
   bool live = false;
   std::vector<std::string> hooks;  // "tp_btf/sys_enter", ...
   std::string why;                 // why it is not live, when it is not
+  uint64_t attach_us = 0;          // time spent attaching its hooks
 };
 
 // A count a layer keeps in the kernel rather than as events, read at the end of a run.

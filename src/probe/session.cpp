@@ -8,6 +8,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <regex>
 
@@ -85,7 +86,11 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
           {std::string(l->name()), std::string(l->category()), false, {}, loaded.error().message});
       continue;
     }
-    s->reports_.push_back(l->attach());
+    auto started = std::chrono::steady_clock::now();
+    layer_report report = l->attach();
+    report.attach_us = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count());
+    s->reports_.push_back(std::move(report));
     s->layers_.push_back(std::move(l));
   }
   // A layer the user asked for by name must be live; otherwise only the system-call layer.

@@ -162,10 +162,15 @@ TEST_P(block_test, BufferedWriteWithFsyncIsChargedToTheWriter)
 
 TEST_P(block_test, WritebackByKernelWorkersIsChargedToTheProcessThatDirtiedThePages)
 {
-  // dd leaves 8 MiB dirty and exits; an untraced sync makes kernel workers write it back.
-  std::thread syncer([] { run_shell("sleep 1.5; sync"); });
+  // dd leaves 8 MiB dirty and exits; an untraced sync, once dd is done (not after a fixed
+  // delay: the tool's start-up time varies), makes kernel workers write it back.
+  std::string done = dir / "dd.done";
+  std::thread syncer([&] {
+    run_shell("for i in $(seq 200); do [ -e " + shell_quote(done) + " ] && break; sleep 0.05; done; sync");
+  });
   auto run = trace_command(dir, "sh -c " + shell_quote("dd if=/dev/zero of=" + file("late.bin") +
-                                                       " bs=1M count=8 conv=notrunc status=none; sleep 3"));
+                                                       " bs=1M count=8 conv=notrunc status=none; touch " +
+                                                       shell_quote(done) + "; sleep 2"));
   syncer.join();
   ASSERT_EQ(run.exit_code, 0) << run.err;
   auto b = block_bytes_for(run, file("late.bin"));
