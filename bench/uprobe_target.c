@@ -18,8 +18,7 @@ int main(int argc, char** argv)
   struct timespec a, b;
   int acc = 0;
   clock_gettime(CLOCK_MONOTONIC, &a);
-  for (long i = 0; i < calls; i++)
-    acc = bench_probed_call(acc);
+  for (long i = 0; i < calls; i++) acc = bench_probed_call(acc);
   clock_gettime(CLOCK_MONOTONIC, &b);
   double ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
   printf("ns_per_op=%.1f calls=%ld acc=%d\n", ns / (double)calls, calls, acc);

@@ -12,6 +12,7 @@ struct dc_block_owner {
   __u32 cause;
   __u32 reserved;
   struct dc_file_ref file;
+  struct dc_nesting nest;
 };
 
 struct dc_block_request {
@@ -112,6 +113,7 @@ static __always_inline int dc_block_owner_of(struct request* rq, struct dc_block
     o->tgid = tgid;
     o->tid = (__u32)pid_tgid;
     o->cause = DC_BLOCK_SUBMITTED;
+    dc_nest_under_syscall(bpf_get_current_task_btf(), &o->nest);
     if (!o->file.mode) {
       struct dc_file_ref* dio = bpf_map_lookup_elem(&dc_direct_io_file, &o->tid);
       if (dio)
@@ -201,6 +203,7 @@ int BPF_PROG(dc_block_rq_complete, struct request* rq, blk_status_t error, unsig
   ev->cause = r->owner.cause;
   ev->error = error;
   ev->reserved = 0;
+  ev->nest = r->owner.nest;
   bpf_ringbuf_submit(ev, dc_submit_flags());
   bpf_map_delete_elem(&dc_requests, &key);
   return 0;

@@ -178,6 +178,22 @@ static __always_inline __u64 dc_next_id(struct dc_nest* n, __u32 tid)
   return ((__u64)tid << DC_ID_SEQ_BITS) | (n->seq & ((1U << DC_ID_SEQ_BITS) - 1));
 }
 
+/* A kernel event the current thread causes inside a system call sits under that call. */
+static __always_inline void dc_nest_under_syscall(struct task_struct* task, struct dc_nesting* out)
+{
+  struct dc_thread* t = bpf_task_storage_get(&dc_threads, task, 0, 0);
+  out->reserved = 0;
+  if (!t || !t->active) {
+    out->id = 0;
+    out->parent = -1;
+    out->level = 0;
+    return;
+  }
+  out->parent = t->id;
+  out->level = t->level + 1;
+  out->id = dc_next_id(&t->nest, task->pid);
+}
+
 /* Submissions per CPU, to decide when to look at the ring's fill level. */
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -70,6 +70,15 @@ struct dc_file_ref {
   dc_u32 mode;
 };
 
+/* Where an event sits in its thread's call tree (DFTracer level and p_idx). level 0: nowhere
+ * (the event happened outside any traced call of the thread, or for no thread at all). */
+struct dc_nesting {
+  dc_u64 id;
+  dc_s64 parent;
+  dc_u32 level;
+  dc_u32 reserved;
+};
+
 /* Where the file of a syscall comes from (dc_syscall_spec.fd_a / fd_b). */
 #define DC_ARG_NONE (-1)
 #define DC_ARG_RET 6 /* the return value is a new file descriptor */
@@ -163,6 +172,7 @@ struct dc_block_event {
   dc_u32 cause;
   dc_s32 error;
   dc_u32 reserved;
+  struct dc_nesting nest; /* under the system call that submitted it, if one did */
 };
 
 enum dc_net_op {
@@ -206,6 +216,7 @@ struct dc_fault_event {
   dc_u32 error_code; /* x86 page-fault error code: bit 1 = write, bit 2 = user mode */
   dc_u32 flags;      /* DC_FAULT_* */
   dc_u32 reserved;
+  struct dc_nesting nest; /* under the user-space call or system call it happened in */
 };
 
 enum dc_fs_op {
@@ -231,6 +242,7 @@ struct dc_fs_event {
   dc_u32 journal_tid;    /* DC_FS_JOURNAL_COMMIT: the transaction */
   dc_u32 journal_blocks; /* DC_FS_JOURNAL_COMMIT: blocks written to the journal */
   dc_u32 reserved;
+  struct dc_nesting nest; /* under the system call that asked for it */
 };
 
 #define DC_FAULT_FILEMAP 1u /* the filesystem's ->fault handler ran (filemap_fault) */

@@ -37,7 +37,29 @@ static __always_inline void dc_fault_close(struct task_struct* task, struct dc_f
     dc_count_loss(DC_LOSS_RING_FULL);
 }
 
-static __always_inline int dc_fault_begin(unsigned long address, unsigned long error_code, __u32 flags)
+/* A fault in user mode sits under the innermost probed call open at its stack pointer; one in
+ * kernel mode (copy_to_user, ...) under the system call that took it. */
+static __always_inline void dc_fault_nest(struct task_struct* task, __u64 user_sp, __u32 flags,
+                                          struct dc_nesting* out)
+{
+  if (flags & DC_FAULT_KERNEL) {
+    dc_nest_under_syscall(task, out);
+    return;
+  }
+  struct dc_thread* t = bpf_task_storage_get(&dc_threads, task, 0, 0);
+  out->reserved = 0;
+  if (!t) {
+    out->id = 0;
+    out->parent = -1;
+    out->level = 0;
+    return;
+  }
+  dc_nest_place(&t->nest, user_sp, task, &out->level, &out->parent);
+  out->id = dc_next_id(&t->nest, task->pid);
+}
+
+static __always_inline int dc_fault_begin(unsigned long address, struct pt_regs* regs,
+                                          unsigned long error_code, __u32 flags)
 {
   struct task_struct* task = bpf_get_current_task_btf();
   struct dc_fault_state* st = bpf_task_storage_get(&dc_faults, task, 0, 0);
@@ -56,6 +78,7 @@ static __always_inline int dc_fault_begin(unsigned long address, unsigned long e
   st->ev.address = address;
   st->ev.error_code = error_code;
   st->ev.flags = flags;
+  dc_fault_nest(task, regs ? regs->sp : 0, flags, &st->ev.nest);
   st->maj_at_start = task->maj_flt;
   st->min_at_start = task->min_flt;
   st->open = 1;
@@ -65,7 +88,7 @@ static __always_inline int dc_fault_begin(unsigned long address, unsigned long e
 SEC("tp_btf/page_fault_user")
 int BPF_PROG(dc_fault_user, unsigned long address, struct pt_regs* regs, unsigned long error_code)
 {
-  return dc_fault_begin(address, error_code, 0);
+  return dc_fault_begin(address, regs, error_code, 0);
 }
 
 SEC("tp_btf/page_fault_kernel")
@@ -73,7 +96,7 @@ int BPF_PROG(dc_fault_kernel, unsigned long address, struct pt_regs* regs, unsig
 {
   if (address > DC_USER_TOP)
     return 0;
-  return dc_fault_begin(address, error_code, DC_FAULT_KERNEL);
+  return dc_fault_begin(address, regs, error_code, DC_FAULT_KERNEL);
 }
 
 /* The open fault of the current thread, if any. */

@@ -48,6 +48,7 @@ static __always_inline struct dc_fs_event* dc_fs_begin(__u64 id, __u32 op, struc
   struct dc_fs_key key = {.id = id, .op = op};
   struct dc_fs_event ev = {};
   dc_fill_header(&ev.hdr, DC_REC_FS, bpf_ktime_get_ns());
+  dc_nest_under_syscall(bpf_get_current_task_btf(), &ev.nest);
   ev.op = op;
   if (inode) {
     ev.file.ino = inode->i_ino;

@@ -22,6 +22,7 @@ std::string_view block_op_name(uint32_t op)
 void decoder::decode_block(const dc_block_event& raw)
 {
   trace_event ev = begin_event(block_op_name(raw.op), "BLOCK", raw.hdr, raw.service_ns);
+  place(ev, raw.nest);
   ev.bytes = raw.bytes;
   ev.dir = raw.op == DC_BLOCK_READ ? io_dir::read : raw.op == DC_BLOCK_WRITE ? io_dir::write : io_dir::none;
   ev.add_arg("bytes", raw.bytes);

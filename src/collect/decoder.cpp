@@ -181,6 +181,15 @@ trace_event decoder::begin_event(std::string_view name, std::string_view categor
   return ev;
 }
 
+void decoder::place(trace_event& ev, const dc_nesting& nest)
+{
+  if (nest.level == 0)
+    return;
+  ev.id = nest.id;
+  ev.parent = nest.parent;
+  ev.level = nest.level;
+}
+
 void decoder::emit(const trace_event& ev)
 {
   if (sinks_.trace)

@@ -67,6 +67,8 @@ class decoder {
   trace_event begin_event(std::string_view name, std::string_view category, const dc_record_header& hdr,
                           uint64_t dur_ns) const;
   void emit(const trace_event& ev);
+  // Places ev in its thread's call tree where the kernel placed it (if it did).
+  static void place(trace_event& ev, const dc_nesting& nest);
   uint64_t file_hash(const dc_file_ref& ref, uint32_t tgid, int64_t fd);
 
   decode_state state_;

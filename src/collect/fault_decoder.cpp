@@ -8,6 +8,7 @@ void decoder::decode_fault(const dc_fault_event& raw)
 {
   // No tracepoint marks the end of a fault: the event is an instant at its start.
   trace_event ev = begin_event(raw.major ? "major_fault" : "minor_fault", "FAULT", raw.hdr, 0);
+  place(ev, raw.nest);
   ev.fhash = file_hash(raw.file, raw.hdr.tgid, -1);
   ev.add_arg("address", static_cast<int64_t>(raw.address));
   ev.add_arg("write", (raw.error_code >> 1) & 1);

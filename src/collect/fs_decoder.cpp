@@ -26,6 +26,7 @@ std::string_view fs_op_name(uint32_t op)
 void decoder::decode_fs(const dc_fs_event& raw)
 {
   trace_event ev = begin_event(fs_op_name(raw.op), "FS", raw.hdr, raw.dur_ns);
+  place(ev, raw.nest);
   if (raw.op == DC_FS_JOURNAL_COMMIT) {
     ev.add_arg("dev", raw.file.dev);
     ev.add_arg("transaction", raw.journal_tid);

@@ -89,7 +89,8 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     auto started = std::chrono::steady_clock::now();
     layer_report report = l->attach();
     report.attach_us = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count());
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
+            .count());
     s->reports_.push_back(std::move(report));
     s->layers_.push_back(std::move(l));
   }

@@ -53,6 +53,30 @@ TEST_P(fs_dio_test, DirectWritesAreEveryByteTheFilesystemWasAskedFor)
   }
   EXPECT_EQ(bytes, 16u << 20);
   EXPECT_EQ(run.summary["events"]["lost"], 0);
+
+  // Nesting: each direct write, and each block request it submitted, sits under the write(2)
+  // that asked for it.
+  std::map<uint64_t, nlohmann::json> syscalls;
+  for (const auto& e : complete_events(run.trace))
+    if (e["cat"] == "POSIX")
+      syscalls[e["id"]] = e;
+  auto expect_under_a_write = [&](const nlohmann::json& e) {
+    ASSERT_TRUE(e["args"].contains("p_idx")) << e;
+    auto parent = syscalls.find(e["args"]["p_idx"].get<uint64_t>());
+    ASSERT_NE(parent, syscalls.end()) << e;
+    EXPECT_EQ(parent->second["name"], "write") << e;
+    EXPECT_EQ(parent->second["args"]["fhash"], string_hash(file)) << e;
+    EXPECT_EQ(e["args"]["level"], parent->second["args"]["level"].get<int>() + 1) << e;
+    EXPECT_EQ(e["tid"], parent->second["tid"]);
+  };
+  for (const auto& e : writes) expect_under_a_write(e);
+  int requests = 0;
+  for (const auto& e : complete_events(run.trace))
+    if (e["cat"] == "BLOCK" && e["name"] == "write" && e["args"].value("fhash", 0ull) == string_hash(file)) {
+      ++requests;
+      expect_under_a_write(e);
+    }
+  EXPECT_GE(requests, 16);
 }
 
 INSTANTIATE_TEST_SUITE_P(fs, fs_dio_test, ::testing::Values("ext4", "xfs"));

@@ -94,5 +94,27 @@ TEST_F(runtime_test, StdioCallsAreExactAndTheirSystemCallsNestBeneathThem)
   EXPECT_EQ(closes[0]["args"]["level"], 1);
 }
 
+// A library the program loads itself, after it started (dlopen, as MPI and HDF5 load plugins):
+// probes are attached to the file, so its calls are seen from the first one.
+TEST_F(runtime_test, FunctionsOfALibraryLoadedWithDlopenAreTraced)
+{
+  constexpr int calls = 7;
+  std::string config = dir / "plugin.yaml";
+  std::ofstream(config) << "capture_probes:\n  - name: PLUGIN\n    probe: uprobe\n    file: " PLUGIN_LIB
+                           "\n    regex: \"dc_plugin_.*\"\n";
+  auto run = trace_command(dir, std::string(PLUGIN_APP_BIN) + " " PLUGIN_LIB " " + std::to_string(calls),
+                           "--config " + shell_quote(config));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  int seen = 0;
+  for (const auto& e : complete_events(run.trace))
+    if (e["cat"] == "PLUGIN") {
+      EXPECT_EQ(e["name"], "dc_plugin_work");
+      EXPECT_EQ(e["args"]["ret"], 2 * seen);
+      EXPECT_EQ(e["args"]["level"], 1);
+      ++seen;
+    }
+  EXPECT_EQ(seen, calls);
+}
+
 }  // namespace
 }  // namespace dc::test
