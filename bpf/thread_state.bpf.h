@@ -1,0 +1,136 @@
+/* Per-thread state shared by every layer: the system call in progress, the stage of finished
+ * syscall records, and the stack of open user-space calls that gives every event its place in
+ * the thread's call tree (DFTracer level and p_idx). Included by common.bpf.h. */
+#ifndef DATACRUMBS_THREAD_STATE_BPF_H
+#define DATACRUMBS_THREAD_STATE_BPF_H
+
+/* An open call of a probed user-space function. `sp` is the stack pointer at its entry: a frame
+ * entered below the current stack pointer has returned, even if its return was never seen
+ * (longjmp, a thread killed): that is how a lost return cannot corrupt later nesting. */
+struct dc_frame {
+  __u64 id;
+  __s64 parent;
+  __u64 sp;
+  __u64 ts;
+  __u64 args[6];
+  __u32 probe;
+  __u32 level;
+  char str[DC_UPROBE_STR];
+};
+
+struct dc_nest {
+  __u32 depth;
+  __u32 seq;
+  struct dc_frame frames[DC_NEST_MAX];
+};
+
+/* Per-thread state, shared by every layer (one task-storage lookup per hook):
+ * - the entry part of the syscall in progress, overwritten by the next entry, so a missed exit
+ *   cannot poison a later event;
+ * - the stage: finished syscall records waiting to go to the ring DC_STAGE_EVENTS at a time (a
+ *   ring reservation per call was the largest single cost of a traced pread,
+ *   docs/performance.md). Per thread, it keeps each thread's records in call order. It is sent
+ *   when full, before a record whose path records must not be overtaken, when its oldest record
+ *   is DC_STAGE_MAX_AGE_NS old, when the thread exits, and by the dc_flush_stages iterator at
+ *   the end of a run;
+ * - the nesting stack of open user-space calls. */
+struct dc_thread {
+  __u64 ts;
+  __u64 args[6];
+  struct dc_file_ref file_a; /* resolved at entry when the call removes the fd */
+  __u32 nr;
+  __u32 active;
+  __u64 id;
+  __s64 parent;
+  __u32 level;
+  __u32 staged;
+  __u64 first_staged_ts;
+  struct dc_syscall_event stage[DC_STAGE_EVENTS];
+  struct dc_nest nest;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct dc_thread);
+} dc_threads SEC(".maps");
+
+/* The thread's state, created for a thread of a traced process; NULL for any other. A thread
+ * with state belongs to a traced process (state is created for no other), so the traced-set
+ * lookup is paid once per thread, not once per call. */
+static __always_inline struct dc_thread* dc_thread_of_traced(struct task_struct* task)
+{
+  struct dc_thread* t = bpf_task_storage_get(&dc_threads, task, 0, 0);
+  if (t)
+    return t;
+  if (!dc_is_traced(task->tgid))
+    return NULL;
+  t = bpf_task_storage_get(&dc_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!t)
+    dc_count_loss(DC_LOSS_NO_STATE);
+  return t;
+}
+
+/* Where the kernel's uretprobe trampoline is in this process: the return address of every
+ * probed call still running was replaced by it. */
+static __always_inline __u64 dc_uretprobe_trampoline(struct task_struct* task)
+{
+  return BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+}
+
+/* Drops frames whose call ended unseen (longjmp, a thread killed): a frame entered below `sp`
+ * has returned (the stack grows down), and so has one whose return-address slot no longer
+ * holds the trampoline (a later call from the same depth overwrote it). A frame entered at
+ * `sp` whose slot still holds the trampoline is live: the code at `sp` is its tail call. */
+static __always_inline void dc_nest_unwind(struct dc_nest* n, __u64 sp, struct task_struct* task)
+{
+  if (n->depth == 0)
+    return;
+  __u64 trampoline = dc_uretprobe_trampoline(task);
+  for (int i = 0; i < DC_NEST_MAX; i++) {
+    __u32 d = n->depth;
+    if (d == 0 || d > DC_NEST_MAX)
+      break;
+    __u64 frame_sp = n->frames[(d - 1) & (DC_NEST_MAX - 1)].sp;
+    __u64 slot = 0;
+    if (frame_sp >= sp && bpf_probe_read_user(&slot, sizeof(slot), (void*)frame_sp) == 0 &&
+        slot == trampoline)
+      break;
+    n->depth = d - 1;
+  }
+}
+
+/* Where a new event at stack pointer `sp` sits: its level and the id of its parent. */
+static __always_inline void dc_nest_place(struct dc_nest* n, __u64 sp, struct task_struct* task, __u32* level,
+                                          __s64* parent)
+{
+  dc_nest_unwind(n, sp, task);
+  __u32 d = n->depth;
+  *level = d + 1;
+  *parent = d ? (__s64)n->frames[(d - 1) & (DC_NEST_MAX - 1)].id : -1;
+}
+
+static __always_inline __u64 dc_next_id(struct dc_nest* n, __u32 tid)
+{
+  n->seq++;
+  return ((__u64)tid << DC_ID_SEQ_BITS) | (n->seq & ((1U << DC_ID_SEQ_BITS) - 1));
+}
+
+/* A kernel event the current thread causes inside a system call sits under that call. */
+static __always_inline void dc_nest_under_syscall(struct task_struct* task, struct dc_nesting* out)
+{
+  struct dc_thread* t = bpf_task_storage_get(&dc_threads, task, 0, 0);
+  out->reserved = 0;
+  if (!t || !t->active) {
+    out->id = 0;
+    out->parent = -1;
+    out->level = 0;
+    return;
+  }
+  out->parent = t->id;
+  out->level = t->level + 1;
+  out->id = dc_next_id(&t->nest, task->pid);
+}
+
+#endif
