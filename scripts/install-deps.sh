@@ -9,7 +9,7 @@ packages=(
   # BPF toolchain and libraries
   libbpf-dev bpftool libelf-dev zlib1g-dev libdeflate-dev
   # C++ libraries
-  libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev libyaml-cpp-dev
+  libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev libyaml-cpp-dev libssl-dev
   # real libraries the user-space layers are tested against
   libhdf5-openmpi-dev openmpi-bin
   # runtime ground truth and peers used by tests and benchmarks

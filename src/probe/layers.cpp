@@ -1,5 +1,7 @@
 #include "probe/layers.h"
 
+#include <regex>
+
 namespace dc {
 
 std::vector<std::unique_ptr<layer>> make_layers()
@@ -12,6 +14,23 @@ std::vector<std::unique_ptr<layer>> make_layers()
   all.push_back(make_net_layer());
   all.push_back(make_fault_layer());
   return all;
+}
+
+std::vector<std::string> kernel_layers_in(const probe_config& config)
+{
+  std::vector<std::string> names;
+  for (const auto& l : make_layers()) {
+    bool on = false;
+    for (const probe_entry& e : config.entries) {
+      if (e.kind == probe_kind::syscalls)
+        on |= l->name() == "syscall";
+      if (e.kind == probe_kind::kernel)
+        on |= std::regex_match(std::string(l->name()), std::regex(e.regex));
+    }
+    if (on)
+      names.emplace_back(l->name());
+  }
+  return names;
 }
 
 result<> check_layer_names(const std::vector<std::string>& names)

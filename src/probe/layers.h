@@ -3,6 +3,10 @@
 
 #include <memory>
 
+#include <string>
+#include <vector>
+
+#include "config/probe_config.h"
 #include "probe/layer.h"
 
 namespace dc {
@@ -13,5 +17,9 @@ std::unique_ptr<layer> make_pagecache_layer();
 std::unique_ptr<layer> make_net_layer();
 std::unique_ptr<layer> make_fault_layer();
 std::unique_ptr<layer> make_fs_layer();
+
+// The kernel layers a config selects: the syscall layer for a `syscalls` entry, the layers
+// whose names a `kernel` entry's regex matches.
+std::vector<std::string> kernel_layers_in(const probe_config& config);
 
 }  // namespace dc

@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <regex>
 
+#include "probe/layers.h"
 #include "probe/system_checks.h"
 #include "process.skel.h"
 
@@ -29,25 +29,6 @@ int libbpf_log(enum libbpf_print_level level, const char* fmt, va_list args)
 {
   (void)level;  // failures surface through our own error values; details only when verbose
   return g_verbose ? vfprintf(stderr, fmt, args) : 0;
-}
-
-// The kernel layers a config selects: the syscall layer for a `syscalls` entry, the layers
-// whose names a `kernel` entry's regex matches.
-std::vector<std::string> kernel_layers_in(const probe_config& config)
-{
-  std::vector<std::string> names;
-  for (const auto& l : make_layers()) {
-    bool on = false;
-    for (const probe_entry& e : config.entries) {
-      if (e.kind == probe_kind::syscalls)
-        on |= l->name() == "syscall";
-      if (e.kind == probe_kind::kernel)
-        on |= std::regex_match(std::string(l->name()), std::regex(e.regex));
-    }
-    if (on)
-      names.emplace_back(l->name());
-  }
-  return names;
 }
 
 }  // namespace
@@ -71,15 +52,17 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
   if (wanted.empty() && options.config)
     wanted = kernel_layers_in(*options.config);
   auto layers = make_layers();
-  if (options.config && options.layers.empty()) {
+  if (options.uprobes)
+    s->uprobe_targets_ = *options.uprobes;
+  else if (options.config && options.layers.empty())
     s->uprobe_targets_ = plan_uprobes(*options.config, s->notes_);
-    if (!s->uprobe_targets_.empty()) {
-      layers.push_back(make_uprobe_layer(s->uprobe_targets_));
-      wanted.push_back("uprobe");
-    }
+  if (!s->uprobe_targets_.empty()) {
+    layers.push_back(make_uprobe_layer(s->uprobe_targets_));
+    wanted.push_back("uprobe");
   }
   for (auto& l : layers) {
-    if ((!wanted.empty() || options.config) && std::ranges::find(wanted, l->name()) == wanted.end())
+    if ((!wanted.empty() || options.config || options.uprobes) &&
+        std::ranges::find(wanted, l->name()) == wanted.end())
       continue;
     if (auto loaded = l->load(s->maps_); !loaded) {
       s->reports_.push_back(

@@ -21,6 +21,7 @@ struct session_options {
   bool verbose = false;
   std::vector<std::string> layers;       // empty: as the config says (or every layer without one)
   const probe_config* config = nullptr;  // kernel layers and user-space functions to trace
+  const std::vector<uprobe_target>* uprobes = nullptr;  // already resolved (a probe file's)
 };
 
 class session {

@@ -1,0 +1,87 @@
+// datacrumbs_probe_configurator: resolves a probe config into a signed probe file for the daemon.
+//
+//   datacrumbs_probe_configurator [--user NAME|UID] CONFIG.yaml OUT.json.gz
+//
+// Run as root it signs directly with the root-only secret; the file is made for --user (default:
+// the invoking user, root's SUDO_UID when run through sudo), whose processes alone the daemon
+// will trace with it.
+#include <pwd.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli/output_files.h"
+#include "config/probe_config.h"
+#include "deploy/probe_file.h"
+
+namespace {
+
+int fail_with(const std::string& message, int code)
+{
+  std::fprintf(stderr, "datacrumbs_probe_configurator: %s\n", message.c_str());
+  return code;
+}
+
+// A user name or number; the error names it.
+dc::result<uint32_t> uid_of(const std::string& user)
+{
+  if (!user.empty() && user.find_first_not_of("0123456789") == std::string::npos)
+    return static_cast<uint32_t>(std::stoul(user));
+  if (passwd* pw = getpwnam(user.c_str()))
+    return pw->pw_uid;
+  return dc::fail("unknown user '" + user + "'", 2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  CLI::App app{"Resolve a probe config into a signed probe file", "datacrumbs_probe_configurator"};
+  std::string config_path, out_path, user;
+  app.add_option("config", config_path, "probe config (capture_probes YAML)")->required();
+  app.add_option("output", out_path, "signed probe file to write (.json.gz)")->required();
+  app.add_option("--user", user, "the user whose processes the file may trace (name or uid)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail_with(e.what(), 2);
+  }
+  if (geteuid() != 0)
+    return fail_with(
+        "signing needs root (the secret is root's); the signing service for other users is not built yet", 1);
+  uint32_t uid = getuid();
+  if (const char* sudo_uid = std::getenv("SUDO_UID"); sudo_uid && user.empty())
+    user = sudo_uid;
+  if (!user.empty()) {
+    auto u = uid_of(user);
+    if (!u)
+      return fail_with(u.error().message, u.error().exit_code);
+    uid = *u;
+  }
+  auto config = dc::load_probe_config(config_path);
+  if (!config)
+    return fail_with(config.error().message, config.error().exit_code);
+  auto secret = dc::load_or_create_secret(dc::default_secret_path());
+  if (!secret)
+    return fail_with(secret.error().message, 1);
+  std::vector<std::string> notes;
+  dc::probe_file probes = dc::resolve_probe_file(*config, uid, notes);
+  for (const auto& n : notes) std::fprintf(stderr, "datacrumbs_probe_configurator: %s\n", n.c_str());
+  auto bytes = dc::sign_probe_file(probes, *secret);
+  if (!bytes)
+    return fail_with(bytes.error().message, 1);
+  auto out = dc::pending_file::reserve(out_path);
+  if (!out)
+    return fail_with(out.error().message, 1);
+  if (auto written = out->commit(*bytes); !written)
+    return fail_with(written.error().message, 1);
+  std::fprintf(stderr, "datacrumbs_probe_configurator: %s: %zu functions, kernel layers:", out_path.c_str(),
+               probes.uprobes.size());
+  for (const auto& l : probes.kernel_layers) std::fprintf(stderr, " %s", l.c_str());
+  std::fprintf(stderr, "; for uid %u\n", uid);
+  return 0;
+}

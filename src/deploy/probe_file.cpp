@@ -1,0 +1,168 @@
+#include "deploy/probe_file.h"
+
+#include <fcntl.h>
+#include <libdeflate.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "probe/layers.h"
+
+namespace dc {
+
+namespace {
+
+std::string hex(const unsigned char* p, size_t n)
+{
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    out.push_back(digits[p[i] >> 4]);
+    out.push_back(digits[p[i] & 15]);
+  }
+  return out;
+}
+
+std::string hmac_hex(const std::string& secret, const std::string& data)
+{
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &len);
+  return hex(mac, len);
+}
+
+nlohmann::json content_json(const probe_file& p)
+{
+  nlohmann::json uprobes = nlohmann::json::array();
+  for (const auto& t : p.uprobes)
+    uprobes.push_back(
+        {{"category", t.category}, {"function", t.function}, {"binary", t.binary}, {"offset", t.offset}});
+  return {{"version", 1},
+          {"uid", p.uid},
+          {"config", p.config_path},
+          {"kernel_layers", p.kernel_layers},
+          {"uprobes", uprobes}};
+}
+
+result<std::string> gunzip(const std::string& bytes)
+{
+  std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d(
+      libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
+  for (size_t cap = std::max<size_t>(bytes.size() * 8, 1 << 16); cap <= (1u << 30); cap *= 4) {
+    std::string out(cap, '\0');
+    size_t got = 0;
+    auto r = libdeflate_gzip_decompress(d.get(), bytes.data(), bytes.size(), out.data(), cap, &got);
+    if (r == LIBDEFLATE_SUCCESS) {
+      out.resize(got);
+      return out;
+    }
+    if (r != LIBDEFLATE_INSUFFICIENT_SPACE)
+      break;
+  }
+  return fail("not a probe file (not gzip data)");
+}
+
+}  // namespace
+
+std::string default_secret_path()
+{
+  const char* env = std::getenv("DATACRUMBS_SECRET_FILE");
+  return env && *env ? env : "/var/lib/datacrumbs/probe-signing.key";
+}
+
+result<std::string> load_or_create_secret(const std::string& path)
+{
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    unsigned char key[32];
+    if (RAND_bytes(key, sizeof(key)) != 1)
+      return fail("cannot make a signing secret: no randomness");
+    int out = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+    if (out < 0)
+      return fail("cannot create the signing secret " + path + ": " + std::strerror(errno));
+    bool ok = write(out, key, sizeof(key)) == static_cast<ssize_t>(sizeof(key)) && fsync(out) == 0;
+    close(out);
+    if (!ok)
+      return fail("cannot write the signing secret " + path);
+    fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  }
+  if (fd < 0)
+    return fail("cannot read the signing secret " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  char buf[256];
+  ssize_t n = fstat(fd, &st) == 0 ? read(fd, buf, sizeof(buf)) : -1;
+  close(fd);
+  if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077) != 0)
+    return fail("refusing the signing secret " + path +
+                ": it must be a root-owned file no one else can read");
+  if (n < 16)
+    return fail("the signing secret " + path + " is too short");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+result<std::string> sign_probe_file(const probe_file& probes, const std::string& secret)
+{
+  nlohmann::json content = content_json(probes);
+  std::string text =
+      nlohmann::json{{"content", content}, {"signature", hmac_hex(secret, content.dump())}}.dump();
+  std::unique_ptr<libdeflate_compressor, void (*)(libdeflate_compressor*)> c(libdeflate_alloc_compressor(6),
+                                                                             libdeflate_free_compressor);
+  std::string out(libdeflate_gzip_compress_bound(c.get(), text.size()), '\0');
+  size_t n = libdeflate_gzip_compress(c.get(), text.data(), text.size(), out.data(), out.size());
+  if (n == 0)
+    return fail("cannot compress the probe file");
+  out.resize(n);
+  return out;
+}
+
+result<probe_file> verify_probe_file(const std::string& bytes, const std::string& secret)
+{
+  auto text = gunzip(bytes);
+  if (!text)
+    return std::unexpected(text.error());
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("content") || !j.contains("signature") ||
+      !j["signature"].is_string())
+    return fail("not a signed probe file");
+  std::string want = hmac_hex(secret, j["content"].dump());
+  std::string got = j["signature"];
+  if (got.size() != want.size() || CRYPTO_memcmp(got.data(), want.data(), want.size()) != 0)
+    return fail("the probe file's signature does not verify (tampered, or signed with another secret)");
+  try {
+    const auto& c = j["content"];
+    probe_file p;
+    p.uid = c.at("uid");
+    p.config_path = c.at("config");
+    p.kernel_layers = c.at("kernel_layers").get<std::vector<std::string>>();
+    for (const auto& u : c.at("uprobes"))
+      p.uprobes.push_back({u.at("category"), u.at("function"), u.at("binary"), u.at("offset")});
+    return p;
+  } catch (const nlohmann::json::exception& e) {
+    return fail(std::string("malformed probe file: ") + e.what());
+  }
+}
+
+probe_file resolve_probe_file(const probe_config& config, uint32_t uid, std::vector<std::string>& notes)
+{
+  probe_file p;
+  p.uid = uid;
+  p.config_path = config.path;
+  p.kernel_layers = kernel_layers_in(config);
+  p.uprobes = plan_uprobes(config, notes);
+  return p;
+}
+
+}  // namespace dc

@@ -1,0 +1,40 @@
+// Signed probe files: a config resolved into the exact probes to attach (the kernel layers, and
+// every user-space function with its binary and offset), stamped with the uid it was made for,
+// serialised as gzip JSON and signed with HMAC-SHA256 under a root-only secret. The daemon
+// attaches nothing from a file whose signature does not verify.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/probe_config.h"
+#include "core/result.h"
+#include "probe/uprobe_layer.h"
+
+namespace dc {
+
+struct probe_file {
+  uint32_t uid = 0;  // whose processes the daemon may trace with it
+  std::string config_path;
+  std::vector<std::string> kernel_layers;
+  std::vector<uprobe_target> uprobes;
+};
+
+// The secret's path: $DATACRUMBS_SECRET_FILE, else /var/lib/datacrumbs/probe-signing.key.
+std::string default_secret_path();
+
+// Reads the secret, creating it (32 random bytes, root-owned, mode 0400) when it does not exist.
+// Refuses a secret that is not a regular file owned by root and unreadable to others.
+result<std::string> load_or_create_secret(const std::string& path);
+
+// The file's bytes: gzip of {"content": {...}, "signature": hex HMAC-SHA256 of content}.
+result<std::string> sign_probe_file(const probe_file& probes, const std::string& secret);
+
+// Parses and verifies; an unsigned, tampered or foreign-secret file is an error.
+result<probe_file> verify_probe_file(const std::string& bytes, const std::string& secret);
+
+// Resolves a config into a probe file for uid (notes: what was skipped).
+probe_file resolve_probe_file(const probe_config& config, uint32_t uid, std::vector<std::string>& notes);
+
+}  // namespace dc
