@@ -4,16 +4,11 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <chrono>
-#include <map>
 #include <optional>
-#include <tuple>
 
 #include "cli/child_process.h"
 #include "cli/output_files.h"
-#include "collect/collector.h"
-#include "collect/decoder.h"
-#include "core/clock.h"
+#include "cli/trace_pipeline.h"
 #include "probe/layers.h"
 #include "probe/session.h"
 #include "probe/system_checks.h"
@@ -24,13 +19,6 @@
 namespace dc {
 
 namespace {
-
-std::string host_name()
-{
-  char buf[256] = {};
-  gethostname(buf, sizeof(buf) - 1);
-  return buf;
-}
 
 // Removes the trace file if the run fails before the command starts.
 struct unlink_unless_kept {
@@ -43,59 +31,11 @@ struct unlink_unless_kept {
   }
 };
 
-// Counts layers kept in the kernel, charged to files by name like the events are.
-void feed_counters(const std::vector<counter_sample>& samples, decoder& dec, summary_builder& summary)
-{
-  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, std::pair<uint64_t, uint64_t>> page_cache;
-  for (const auto& c : samples) {
-    if (c.layer != "PAGECACHE")
-      continue;
-    auto& [added, dirtied] = page_cache[{c.pid, c.dev, c.ino}];
-    (c.name == "added" ? added : dirtied) += c.value;
-  }
-  for (const auto& [key, counts] : page_cache) {
-    auto [pid, dev, ino] = key;
-    uint64_t fhash = dec.hash_of_file(dc_file_ref{ino, dev, 0100000}, pid);
-    summary.page_cache().add_kernel_counts(pid, fhash, counts.first, counts.second);
-  }
-}
-
-// One PAGECACHE counter sample per process and file, at the end of the run.
-void write_page_cache_counters(pfw_writer& writer, const summary_builder& summary, const decoder& dec,
-                               uint64_t now_us)
-{
-  for (const auto& [key, c] : summary.page_cache().by_file()) {
-    trace_event ev;
-    ev.name = "page_cache";
-    ev.category = "PAGECACHE";
-    ev.counter = true;
-    ev.pid = ev.tid = key.first;
-    ev.ts_us = now_us;
-    ev.fhash = key.second;
-    ev.add_arg("hits", static_cast<int64_t>(c.hits()));
-    ev.add_arg("misses", static_cast<int64_t>(c.misses()));
-    ev.add_arg("pages_read", static_cast<int64_t>(c.pages_read));
-    ev.add_arg("pages_added", static_cast<int64_t>(c.added));
-    ev.add_arg("pages_dirtied", static_cast<int64_t>(c.dirtied));
-    writer.write_event(ev, {dec.state().names, dec.state().processes});
-  }
-}
-
 void print_summary(const std::string& text, const run_options& options, int exit_code)
 {
   std::string cmd;
   for (const auto& a : options.command) cmd += (cmd.empty() ? "" : " ") + a;
   std::fprintf(stderr, "datacrumbs: '%s' exited with %d\n%s", cmd.c_str(), exit_code, text.c_str());
-}
-
-// How many user-space functions were probed, and how long attaching them took.
-nlohmann::json uprobes_json(const session& probes)
-{
-  nlohmann::json j = {{"functions", probes.uprobe_targets().size()}, {"attach_ms", 0.0}};
-  for (const auto& r : probes.reports())
-    if (r.name == "uprobe")
-      j["attach_ms"] = static_cast<double>(r.attach_us) / 1000.0;
-  return j;
 }
 
 }  // namespace
@@ -149,61 +89,39 @@ result<int> run_traced(const run_options& options)
   if (!child)
     return std::unexpected(child.error());
   forward_signals_to(child->pid);
-  pfw_writer writer(std::move(*trace_file), host_name(), static_cast<uint32_t>(child->pid));
-  writer.set_process_labeler([&rules](const process_info& p) { return system_label(p, rules); });
-  summary_builder summary;
-  decoder dec(measure_clock_offset(), {&writer, &summary});
-  dec.state().uprobes = (*probes)->uprobe_targets();
-  dec.snapshot_fds(static_cast<uint32_t>(child->pid));
-  if (auto armed = (*probes)->arm(static_cast<uint32_t>(child->pid)); !armed) {
+  auto abandon = [&](const error& e) {
     kill(child->pid, SIGKILL);
     wait_for_exit(child->pid);
-    return std::unexpected(armed.error());
-  }
-  auto running = collector::start((*probes)->ring_fd(), dec, &writer);
-  if (!running) {
-    kill(child->pid, SIGKILL);
-    wait_for_exit(child->pid);
-    return std::unexpected(running.error());
-  }
+    return std::unexpected(e);
+  };
+  auto pipeline =
+      trace_pipeline::start(**probes, std::move(*trace_file), static_cast<uint32_t>(child->pid), rules);
+  if (!pipeline)
+    return abandon(pipeline.error());
+  (*pipeline)->dec().snapshot_fds(static_cast<uint32_t>(child->pid));
+  if (auto armed = (*probes)->arm(static_cast<uint32_t>(child->pid)); !armed)
+    return abandon(armed.error());
   trace_guard.keep = true;
 
   auto released = release(*child, options.command.front());
   int exit_code = wait_for_exit(child->pid);
   (*probes)->disarm(static_cast<uint32_t>(child->pid));
-  auto detached = (*probes)->detach();
-  auto drained = (*running)->stop();
-  loss_counts lost = (*probes)->losses();
-  feed_counters((*probes)->counters(), dec, summary);
-  write_page_cache_counters(writer, summary, dec,
-                            static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                                      std::chrono::system_clock::now().time_since_epoch())
-                                                      .count()));
-  auto finished = writer.finish(lost);
+  auto finished = (*pipeline)->finish();
   if (!released)
     return std::unexpected(released.error());
-  if (!detached)
-    return std::unexpected(detached.error());
-  if (!drained)
-    return std::unexpected(drained.error());
   if (!finished)
     return std::unexpected(finished.error());
 
-  run_facts facts{options.command, exit_code, writer.events_written(), lost, trace_path};
-  const process_table& processes = dec.state().processes;
-  nlohmann::json systems = systems_json(summary, processes, rules);
+  run_facts facts{options.command, exit_code, (*pipeline)->events_written(), (*pipeline)->lost(), trace_path};
   if (summary_file) {
-    nlohmann::json j = summary_json(summary, processes, dec.state().names, facts);
-    j["systems"] = systems;
-    j["uprobes"] = uprobes_json(**probes);
-    auto written = summary_file->commit(j.dump(2) + "\n");
+    auto written = summary_file->commit((*pipeline)->summary_json(facts).dump(2) + "\n");
     if (!written)
       return std::unexpected(written.error());
   }
-  print_summary(summary_text(summary, processes, facts) + systems_text(systems), options, exit_code);
-  if (dec.malformed())
+  print_summary((*pipeline)->summary_text(facts), options, exit_code);
+  if ((*pipeline)->malformed())
     std::fprintf(stderr, "datacrumbs: %llu malformed records were skipped\n",
-                 static_cast<unsigned long long>(dec.malformed()));
+                 static_cast<unsigned long long>((*pipeline)->malformed()));
   return exit_code;
 }
 

@@ -1,0 +1,53 @@
+// What every tracing mode (run, the daemon) shares once its probes are live: the decoder, the
+// trace writer, the summary and the collector thread, and the orderly end of a trace (detach,
+// drain every record, end-of-run counters, the end record, the summaries).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "collect/collector.h"
+#include "collect/decoder.h"
+#include "core/result.h"
+#include "probe/session.h"
+#include "sink/pfw_writer.h"
+#include "sink/summary.h"
+#include "sink/system_summary.h"
+
+namespace dc {
+
+class trace_pipeline {
+ public:
+  // root_pid names the trace's host line; `rules` label storage systems.
+  static result<std::unique_ptr<trace_pipeline>> start(session& probes, gzip_member_writer trace_file,
+                                                       uint32_t root_pid, std::vector<system_rule> rules);
+  ~trace_pipeline();
+
+  decoder& dec() { return dec_; }
+  // Detaches the probes, drains every record, writes the counters and the end record.
+  result<> finish();
+
+  // After finish(): the JSON summary and the text one.
+  nlohmann::json summary_json(const run_facts& facts) const;
+  std::string summary_text(const run_facts& facts) const;
+  uint64_t events_written() const { return writer_.events_written(); }
+  const loss_counts& lost() const { return lost_; }
+  uint64_t malformed() const { return dec_.malformed(); }
+
+ private:
+  trace_pipeline(session& probes, gzip_member_writer trace_file, uint32_t root_pid,
+                 std::vector<system_rule> rules);
+
+  session& probes_;
+  std::vector<system_rule> rules_;
+  pfw_writer writer_;
+  summary_builder summary_;
+  decoder dec_;
+  std::unique_ptr<collector> collector_;
+  loss_counts lost_;
+};
+
+}  // namespace dc
