@@ -2,23 +2,7 @@
  * added at fork, and it leaves the set when its last thread exits. Threads are covered by their
  * TGID. Also reports exec/fork/thread/exit so user space names processes and threads. */
 #include "common.bpf.h"
-
-static __always_inline struct dc_task_event* dc_task_begin(__u32 op)
-{
-  struct dc_task_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
-  if (!ev) {
-    dc_count_loss(DC_LOSS_RING_FULL);
-    return NULL;
-  }
-  dc_fill_header(&ev->hdr, DC_REC_TASK, bpf_ktime_get_ns());
-  ev->op = op;
-  ev->ppid = 0;
-  ev->exit_code = 0;
-  ev->argv_len = 0;
-  ev->reserved = 0;
-  bpf_get_current_comm(ev->comm, sizeof(ev->comm));
-  return ev;
-}
+#include "task_record.bpf.h"
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(dc_process_exec, struct task_struct* p, pid_t old_pid, struct linux_binprm* bprm)
@@ -28,18 +12,7 @@ int BPF_PROG(dc_process_exec, struct task_struct* p, pid_t old_pid, struct linux
   if (!state)
     return 0;
   *state = DC_TRACE_ACTIVE;
-  struct dc_task_event* ev = dc_task_begin(DC_TASK_EXEC);
-  if (!ev)
-    return 0;
-  ev->ppid = BPF_CORE_READ(p, real_parent, tgid);
-  unsigned long start = BPF_CORE_READ(p, mm, arg_start);
-  unsigned long end = BPF_CORE_READ(p, mm, arg_end);
-  __u64 len = end - start;
-  if (len > DC_ARGV_MAX)
-    len = DC_ARGV_MAX;
-  if (bpf_probe_read_user(ev->argv, len, (void*)start) == 0)
-    ev->argv_len = len;
-  bpf_ringbuf_submit(ev, dc_submit_flags());
+  dc_emit_exec(p);
   return 0;
 }
 

@@ -28,7 +28,7 @@ function(datacrumbs_bpf_skeleton name)
     OUTPUT ${obj}
     COMMAND ${BPF_CLANG} -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_${DATACRUMBS_BPF_ARCH}
             -I${DATACRUMBS_BPF_OUT} -I${CMAKE_SOURCE_DIR}/bpf -c ${src} -o ${obj}
-    DEPENDS ${src} ${CMAKE_SOURCE_DIR}/bpf/common.bpf.h ${CMAKE_SOURCE_DIR}/bpf/thread_state.bpf.h
+    DEPENDS ${src} ${CMAKE_SOURCE_DIR}/bpf/common.bpf.h ${CMAKE_SOURCE_DIR}/bpf/thread_state.bpf.h ${CMAKE_SOURCE_DIR}/bpf/task_record.bpf.h
             ${CMAKE_SOURCE_DIR}/bpf/events.h
             ${DATACRUMBS_BPF_OUT}/vmlinux.h
     COMMENT "BPF ${name}.bpf.c")

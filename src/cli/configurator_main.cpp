@@ -65,7 +65,7 @@ int main(int argc, char** argv)
   auto config = dc::load_probe_config(config_path);
   if (!config)
     return fail_with(config.error().message, config.error().exit_code);
-  auto secret = dc::load_or_create_secret(dc::default_secret_path());
+  auto secret = dc::load_secret(dc::default_secret_path(), true);
   if (!secret)
     return fail_with(secret.error().message, 1);
   std::vector<std::string> notes;

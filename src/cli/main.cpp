@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "cli/daemon_mode.h"
 #include "cli/explore_mode.h"
 #include "cli/layers_mode.h"
 #include "cli/run_mode.h"
@@ -20,6 +21,15 @@ int report(const dc::error& e)
 
 int main(int argc, char** argv)
 {
+  // The daemon: datacrumbs SIGNED-PROBES.json.gz [RUN-ID] (the form HPC sites script against).
+  if (argc >= 2 && std::string_view(argv[1]).ends_with(".json.gz")) {
+    if (argc > 3) {
+      std::fprintf(stderr, "datacrumbs: usage: datacrumbs SIGNED-PROBES.json.gz [RUN-ID]\n");
+      return 2;
+    }
+    auto code = dc::run_daemon({argv[1], argc == 3 ? argv[2] : "", false});
+    return code ? *code : report(code.error());
+  }
   CLI::App app{"DataCrumbs: where an application's I/O goes, layer by layer", "datacrumbs"};
   app.require_subcommand(1);
 
@@ -66,7 +76,8 @@ int main(int argc, char** argv)
 
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run" &&
       std::string_view(argv[1]) != "layers" && std::string_view(argv[1]) != "explore") {
-    std::fprintf(stderr, "datacrumbs: unknown command '%s' (expected 'run', 'layers' or 'explore')\n",
+    std::fprintf(stderr,
+                 "datacrumbs: unknown command '%s' (expected 'run', 'layers', 'explore' or a probe file)\n",
                  argv[1]);
     return 2;
   }

@@ -81,10 +81,10 @@ std::string default_secret_path()
   return env && *env ? env : "/var/lib/datacrumbs/probe-signing.key";
 }
 
-result<std::string> load_or_create_secret(const std::string& path)
+result<std::string> load_secret(const std::string& path, bool create)
 {
   int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT) {
+  if (fd < 0 && errno == ENOENT && create) {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
     unsigned char key[32];

@@ -24,9 +24,10 @@ struct probe_file {
 // The secret's path: $DATACRUMBS_SECRET_FILE, else /var/lib/datacrumbs/probe-signing.key.
 std::string default_secret_path();
 
-// Reads the secret, creating it (32 random bytes, root-owned, mode 0400) when it does not exist.
-// Refuses a secret that is not a regular file owned by root and unreadable to others.
-result<std::string> load_or_create_secret(const std::string& path);
+// Reads the secret; with `create`, makes it first (32 random bytes, root-owned, mode 0400) when it
+// does not exist. Refuses a secret that is not a regular file owned by root and unreadable to
+// others.
+result<std::string> load_secret(const std::string& path, bool create);
 
 // The file's bytes: gzip of {"content": {...}, "signature": hex HMAC-SHA256 of content}.
 result<std::string> sign_probe_file(const probe_file& probes, const std::string& secret);

@@ -18,6 +18,13 @@ std::unique_ptr<layer> make_net_layer();
 std::unique_ptr<layer> make_fault_layer();
 std::unique_ptr<layer> make_fs_layer();
 
+// The daemon's beacon: processes of `uid` that load the client library register themselves.
+struct beacon_target {
+  std::string library;  // libdatacrumbs_client.so
+  uint32_t uid = 0;
+};
+std::unique_ptr<layer> make_beacon_layer(beacon_target target);
+
 // The kernel layers a config selects: the syscall layer for a `syscalls` entry, the layers
 // whose names a `kernel` entry's regex matches.
 std::vector<std::string> kernel_layers_in(const probe_config& config);

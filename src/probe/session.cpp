@@ -56,6 +56,10 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     s->uprobe_targets_ = *options.uprobes;
   else if (options.config && options.layers.empty())
     s->uprobe_targets_ = plan_uprobes(*options.config, s->notes_);
+  if (options.beacon) {
+    layers.push_back(make_beacon_layer(*options.beacon));
+    wanted.push_back("beacon");
+  }
   if (!s->uprobe_targets_.empty()) {
     layers.push_back(make_uprobe_layer(s->uprobe_targets_));
     wanted.push_back("uprobe");

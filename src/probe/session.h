@@ -9,6 +9,7 @@
 #include "core/result.h"
 #include "config/probe_config.h"
 #include "probe/layer.h"
+#include "probe/layers.h"
 #include "probe/uprobe_layer.h"
 #include "sink/pfw_writer.h"
 
@@ -22,6 +23,7 @@ struct session_options {
   std::vector<std::string> layers;       // empty: as the config says (or every layer without one)
   const probe_config* config = nullptr;  // kernel layers and user-space functions to trace
   const std::vector<uprobe_target>* uprobes = nullptr;  // already resolved (a probe file's)
+  const beacon_target* beacon = nullptr;                // the daemon: trace registering processes
 };
 
 class session {

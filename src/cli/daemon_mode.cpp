@@ -1,0 +1,148 @@
+#include "cli/daemon_mode.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/output_files.h"
+#include "cli/trace_pipeline.h"
+#include "deploy/probe_file.h"
+#include "probe/system_checks.h"
+
+namespace dc {
+
+namespace {
+
+std::string dir_from_env(const char* name, const char* fallback)
+{
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+// The client library next to the tool: <prefix>/lib, installed or in the build tree.
+std::string client_library_path()
+{
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (exe.parent_path().parent_path() / "lib/libdatacrumbs_client.so").string();
+}
+
+result<std::string> read_whole(const std::string& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return fail("cannot read probe file '" + path + "'");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Waits for SIGINT or SIGTERM (blocked in every thread from the start).
+void wait_for_stop(const sigset_t& stop)
+{
+  int sig = 0;
+  while (sigwait(&stop, &sig) != 0) {
+  }
+}
+
+}  // namespace
+
+result<> check_run_id(const std::string& run_id)
+{
+  bool ok = !run_id.empty() && run_id.size() <= 64 && run_id != "." && run_id != ".." &&
+            run_id.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
+                std::string::npos;
+  if (!ok)
+    return fail("invalid run id '" + run_id + "' (1-64 of letters, digits, '.', '_', '-'; not '.' or '..')",
+                2);
+  return {};
+}
+
+result<int> run_daemon(const daemon_options& options)
+{
+  std::string run_id = options.run_id.empty() ? std::to_string(getpid()) : options.run_id;
+  if (auto ok = check_run_id(run_id); !ok)
+    return std::unexpected(ok.error());
+  if (geteuid() != 0)
+    return fail("the daemon runs as root (it verifies with root's secret and traces other users)");
+  auto bytes = read_whole(options.probe_file);
+  if (!bytes)
+    return std::unexpected(bytes.error());
+  auto secret = load_secret(default_secret_path(), false);
+  if (!secret)
+    return std::unexpected(secret.error());
+  auto probes_file = verify_probe_file(*bytes, *secret);
+  if (!probes_file)
+    return fail("refusing '" + options.probe_file + "': " + probes_file.error().message);
+
+  // Every thread started from here on (the collector) inherits the blocked stop signals.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+  std::string trace_dir = dir_from_env("DATACRUMBS_TRACE_DIR", "/var/lib/datacrumbs/traces");
+  std::string run_dir = dir_from_env("DATACRUMBS_RUN_DIR", "/run/datacrumbs");
+  std::error_code ec;
+  std::filesystem::create_directories(trace_dir, ec);
+  std::filesystem::create_directories(run_dir, ec);
+  std::string trace_path = trace_dir + "/datacrumbs-" + run_id + ".pfw.gz";
+  std::string ready_path = run_dir + "/datacrumbs-" + run_id + ".ready";
+
+  beacon_target beacon{client_library_path(), probes_file->uid};
+  session_options so;
+  so.verbose = options.verbose;
+  so.layers = probes_file->kernel_layers;
+  so.uprobes = &probes_file->uprobes;
+  so.beacon = &beacon;
+  auto probes = session::open(so);
+  if (!probes)
+    return std::unexpected(probes.error());
+  for (const auto& note : (*probes)->notes()) std::fprintf(stderr, "datacrumbs: %s\n", note.c_str());
+
+  // The trace belongs to the user it traces; created without following a symlink.
+  auto trace_file = gzip_member_writer::create(trace_path);
+  if (!trace_file)
+    return std::unexpected(trace_file.error());
+  passwd* pw = getpwuid(probes_file->uid);
+  if (lchown(trace_path.c_str(), probes_file->uid, pw ? pw->pw_gid : probes_file->uid) != 0)
+    return fail("cannot give " + trace_path + " to uid " + std::to_string(probes_file->uid));
+  auto pipeline =
+      trace_pipeline::start(**probes, std::move(*trace_file), static_cast<uint32_t>(getpid()), {});
+  if (!pipeline)
+    return std::unexpected(pipeline.error());
+
+  auto ready = pending_file::reserve(ready_path);
+  if (!ready)
+    return std::unexpected(ready.error());
+  nlohmann::json r = {
+      {"pid", getpid()}, {"run_id", run_id}, {"trace", trace_path}, {"uid", probes_file->uid}};
+  if (auto written = ready->commit(r.dump() + "\n"); !written)
+    return std::unexpected(written.error());
+  std::fprintf(stderr, "datacrumbs: ready (run %s, tracing uid %u into %s)\n", run_id.c_str(),
+               probes_file->uid, trace_path.c_str());
+
+  wait_for_stop(stop);
+  auto finished = (*pipeline)->finish();
+  ::unlink(ready_path.c_str());
+  if (!finished)
+    return std::unexpected(finished.error());
+  run_facts facts{{"datacrumbs", options.probe_file, run_id},
+                  0,
+                  (*pipeline)->events_written(),
+                  (*pipeline)->lost(),
+                  trace_path};
+  std::fprintf(stderr, "%s", (*pipeline)->summary_text(facts).c_str());
+  return 0;
+}
+
+}  // namespace dc

@@ -1,0 +1,24 @@
+// The daemon: `datacrumbs SIGNED-PROBES.json.gz [RUN-ID]` (root). Verifies the probe file,
+// attaches its probes, says it is ready, and traces every process of the signed user that
+// registers through libdatacrumbs_client.so (with its threads and descendants) until SIGINT or
+// SIGTERM, then finishes the trace and removes its ready file.
+#pragma once
+
+#include <string>
+
+#include "core/result.h"
+
+namespace dc {
+
+struct daemon_options {
+  std::string probe_file;
+  std::string run_id;  // empty: the daemon's pid
+  bool verbose = false;
+};
+
+// Ok when a run id is safe to put in a file name: 1-64 of [A-Za-z0-9._-], not "." or "..".
+result<> check_run_id(const std::string& run_id);
+
+result<int> run_daemon(const daemon_options& options);
+
+}  // namespace dc

@@ -1,0 +1,149 @@
+// Deployment end to end: configurator -> signed probe file -> daemon in the background -> ready
+// file -> a wrapped and an unwrapped program -> stop. Only the wrapped program of the signed
+// user is traced, exactly. Unsigned, tampered and foreign files, bad run ids and non-root
+// callers are refused with one line, attaching nothing.
+#include <signal.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <thread>
+
+#include "core/hash.h"
+#include "runtime/runtime_helpers.h"
+
+namespace dc::test {
+namespace {
+
+const std::string bin_dir = std::filesystem::path(DATACRUMBS_BIN).parent_path().string();
+
+struct deploy_test : runtime_test {
+  std::string secret, config, probes;
+  void SetUp() override
+  {
+    runtime_test::SetUp();
+    secret = dir / "secret/key";
+    setenv("DATACRUMBS_SECRET_FILE", secret.c_str(), 1);
+    setenv("DATACRUMBS_TRACE_DIR", (dir / "traces").c_str(), 1);
+    setenv("DATACRUMBS_RUN_DIR", (dir / "run").c_str(), 1);
+    config = dir / "probes.yaml";
+    probes = dir / "probes.json.gz";
+    std::ofstream(config) << "capture_probes:\n  - name: POSIX\n    probe: syscalls\n";
+    ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_probe_configurator " + shell_quote(config) + " " +
+                        shell_quote(probes) + " 2>/dev/null"),
+              0);
+  }
+  void TearDown() override
+  {
+    unsetenv("DATACRUMBS_SECRET_FILE");
+    unsetenv("DATACRUMBS_TRACE_DIR");
+    unsetenv("DATACRUMBS_RUN_DIR");
+  }
+  // Runs the daemon in the foreground; its exit status and its stderr.
+  std::pair<int, std::string> daemon_refuses(const std::string& args)
+  {
+    std::string err = dir / "refused.err";
+    int status = run_shell(std::string(DATACRUMBS_BIN) + " " + args + " 2>" + shell_quote(err));
+    return {status, read_file(err)};
+  }
+};
+
+bool wait_for(const std::function<bool()>& done)
+{
+  for (int i = 0; i < 200; ++i) {
+    if (done())
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+TEST_F(deploy_test, OnlyTheWrappedProgramOfTheSignedUserIsTraced)
+{
+  std::string ready = dir / "run/datacrumbs-job7.ready", pid_file = dir / "daemon.pid";
+  ASSERT_EQ(run_shell(std::string(DATACRUMBS_BIN) + " " + shell_quote(probes) + " job7 2>" +
+                      shell_quote(dir / "d.err") + " & echo $! > " + shell_quote(pid_file)),
+            0);
+  int daemon = std::atoi(read_file(pid_file).c_str());
+  ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(ready); })) << read_file(dir / "d.err");
+  auto info = nlohmann::json::parse(read_file(ready));
+  EXPECT_EQ(info["pid"], daemon);
+  EXPECT_EQ(info["trace"], dir / "traces/datacrumbs-job7.pfw.gz");
+
+  std::string wrapped = dir / "wrapped.bin", plain = dir / "plain.bin",
+              other_user = "/tmp/dc-nobody-" + std::to_string(getpid());
+  ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_wrap dd if=/dev/zero of=" + shell_quote(wrapped) +
+                      " bs=4k count=10 status=none"),
+            0);
+  ASSERT_EQ(run_shell("dd if=/dev/zero of=" + shell_quote(plain) + " bs=4k count=7 status=none"), 0);
+  // Wrapped, but not the user the file was signed for (root): not traced.
+  ASSERT_EQ(run_shell("setpriv --reuid=65534 --regid=65534 --clear-groups " + bin_dir +
+                      "/datacrumbs_wrap dd if=/dev/zero of=" + shell_quote(other_user) +
+                      " bs=4k count=3 status=none"),
+            0);
+  std::filesystem::remove(other_user);
+
+  ASSERT_EQ(kill(daemon, SIGTERM), 0);
+  ASSERT_TRUE(wait_for([&] { return kill(daemon, 0) != 0; })) << "the daemon did not stop";
+  EXPECT_FALSE(std::filesystem::exists(ready)) << "the ready file outlived the daemon";
+
+  auto trace = parse_trace_text(read_gzip_members(info["trace"]).text);
+  EXPECT_TRUE(trace.closed) << "the trace was not finished";
+  int writes = 0;
+  std::set<uint32_t> pids;
+  for (const auto& e : complete_events(trace)) {
+    uint64_t fh = e["args"].value("fhash", 0ull);
+    EXPECT_NE(fh, string_hash(plain)) << "the unwrapped program was traced: " << e;
+    EXPECT_NE(fh, string_hash(other_user)) << "another user's program was traced: " << e;
+    if (e["name"] == "write" && fh == string_hash(wrapped)) {
+      ++writes;
+      EXPECT_EQ(e["args"]["ret"], 4096);
+      pids.insert(e["pid"].get<uint32_t>());
+    }
+  }
+  EXPECT_EQ(writes, 10);
+  EXPECT_EQ(pids.size(), 1u);
+}
+
+TEST_F(deploy_test, BadProbeFilesRunIdsAndCallersAreRefused)
+{
+  auto expect_refused = [&](const std::string& args, int status, const std::string& mentions) {
+    auto [got, err] = daemon_refuses(args);
+    EXPECT_EQ(got, status) << err;
+    EXPECT_NE(err.find(mentions), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "run")) << "a refused daemon got as far as its run directory";
+  };
+  // Tampered: one byte of the compressed file changed.
+  std::string bytes = read_file(probes), tampered = dir / "tampered.json.gz";
+  bytes[bytes.size() / 2] ^= 0x01;
+  std::ofstream(tampered, std::ios::binary) << bytes;
+  expect_refused(shell_quote(tampered) + " t1", 1, "refusing");
+  // Signed with another secret.
+  std::string foreign = dir / "foreign.json.gz";
+  ASSERT_EQ(run_shell("DATACRUMBS_SECRET_FILE=" + shell_quote(dir / "other/key") + " " + bin_dir +
+                      "/datacrumbs_probe_configurator " + shell_quote(config) + " " + shell_quote(foreign) +
+                      " 2>/dev/null"),
+            0);
+  expect_refused(shell_quote(foreign) + " t2", 1, "signature");
+  // Not signed at all.
+  std::string unsigned_file = dir / "unsigned.json.gz";
+  ASSERT_EQ(run_shell("echo '{\"content\":{}}' | gzip > " + shell_quote(unsigned_file)), 0);
+  expect_refused(shell_quote(unsigned_file) + " t3", 1, "refusing");
+  // Run ids that could leave the run directory.
+  expect_refused(shell_quote(probes) + " ../escape", 2, "run id");
+  expect_refused(shell_quote(probes) + " a/b", 2, "run id");
+  // Not root.
+  std::string e = dir / "nonroot.err";
+  int got = run_shell("setpriv --reuid=65534 --regid=65534 --clear-groups " + std::string(DATACRUMBS_BIN) +
+                      " " + shell_quote(probes) + " t4 2>" + shell_quote(e));
+  EXPECT_EQ(got, 1) << read_file(e);
+  EXPECT_NE(read_file(e).find("root"), std::string::npos) << read_file(e);
+}
+
+}  // namespace
+}  // namespace dc::test
