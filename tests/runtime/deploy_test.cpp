@@ -74,6 +74,14 @@ TEST_F(deploy_test, OnlyTheWrappedProgramOfTheSignedUserIsTraced)
   EXPECT_EQ(info["pid"], daemon);
   EXPECT_EQ(info["trace"], dir / "traces/datacrumbs-job7.pfw.gz");
 
+  // A copy of dd with the client library added as a dependency: traced without the wrapper.
+  std::string tracked_dd = dir / "tracked_dd", tracked = dir / "tracked.bin";
+  ASSERT_EQ(run_shell("cp \"$(command -v dd)\" " + shell_quote(tracked_dd)), 0);
+  ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_track --executable " + shell_quote(tracked_dd)), 0);
+  ASSERT_EQ(run_shell(shell_quote(tracked_dd) + " if=/dev/zero of=" + shell_quote(tracked) +
+                      " bs=4k count=5 status=none"),
+            0);
+
   std::string wrapped = dir / "wrapped.bin", plain = dir / "plain.bin",
               other_user = "/tmp/dc-nobody-" + std::to_string(getpid());
   ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_wrap dd if=/dev/zero of=" + shell_quote(wrapped) +
@@ -107,6 +115,29 @@ TEST_F(deploy_test, OnlyTheWrappedProgramOfTheSignedUserIsTraced)
   }
   EXPECT_EQ(writes, 10);
   EXPECT_EQ(pids.size(), 1u);
+  int tracked_writes = 0;
+  for (const auto& e : complete_events(trace))
+    tracked_writes += e["name"] == "write" && e["args"].value("fhash", 0ull) == string_hash(tracked);
+  EXPECT_EQ(tracked_writes, 5);
+
+  // Untracked again: the dependency is gone.
+  ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_untrack --executable " + shell_quote(tracked_dd)), 0);
+  std::string needed = dir / "needed.txt";
+  ASSERT_EQ(run_shell("patchelf --print-needed " + shell_quote(tracked_dd) + " > " + shell_quote(needed)), 0);
+  EXPECT_EQ(read_file(needed).find("datacrumbs_client"), std::string::npos) << read_file(needed);
+}
+
+TEST_F(deploy_test, TrackRefusesStaticBinariesAndNonElfFiles)
+{
+  for (const auto& [file, mentions] :
+       {std::pair<std::string, std::string>{STATIC_APP_BIN, "statically linked"},
+        std::pair<std::string, std::string>{"/etc/passwd", "not an ELF file"}}) {
+    std::string err = dir / "track.err";
+    EXPECT_EQ(
+        run_shell(bin_dir + "/datacrumbs_track --executable " + shell_quote(file) + " 2>" + shell_quote(err)),
+        2);
+    EXPECT_NE(read_file(err).find(mentions), std::string::npos) << read_file(err);
+  }
 }
 
 TEST_F(deploy_test, BadProbeFilesRunIdsAndCallersAreRefused)

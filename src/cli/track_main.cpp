@@ -1,0 +1,63 @@
+// datacrumbs_track / datacrumbs_untrack --executable X: adds (removes) libdatacrumbs_client.so
+// as a dependency of a dynamic ELF executable, so that it registers with a running daemon
+// whenever it runs, without datacrumbs_wrap. The edit is patchelf's; static binaries and
+// non-ELF files are refused.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+
+#include "explore/elf_kind.h"
+
+namespace {
+
+// The client library beside the tool (<prefix>/lib), by absolute path: the dependency is then
+// found without any search path.
+std::string client_library()
+{
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (exe.parent_path().parent_path() / "lib/libdatacrumbs_client.so").string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  const bool untrack = std::string_view(std::filesystem::path(argv[0]).filename().string()).find("untrack") !=
+                       std::string_view::npos;
+  const char* me = untrack ? "datacrumbs_untrack" : "datacrumbs_track";
+  CLI::App app{untrack ? "Remove the DataCrumbs client library from an executable's dependencies"
+                       : "Add the DataCrumbs client library to an executable's dependencies",
+               me};
+  std::string executable;
+  app.add_option("--executable", executable, "the dynamic ELF executable to edit")->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "%s: %s\n", me, e.what());
+    return 2;
+  }
+  if (auto ok = dc::check_dynamic_elf(executable); !ok) {
+    std::fprintf(stderr, "%s: %s\n", me, ok.error().message.c_str());
+    return ok.error().exit_code;
+  }
+  std::string lib = client_library();
+  pid_t pid = fork();
+  if (pid == 0) {
+    execlp("patchelf", "patchelf", untrack ? "--remove-needed" : "--add-needed", lib.c_str(),
+           executable.c_str(), static_cast<char*>(nullptr));
+    std::fprintf(stderr, "%s: cannot run patchelf (install it: apt-get install patchelf)\n", me);
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "%s: patchelf could not edit '%s'\n", me, executable.c_str());
+    return 1;
+  }
+  return 0;
+}
