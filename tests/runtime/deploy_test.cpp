@@ -37,8 +37,11 @@ struct deploy_test : runtime_test {
                         shell_quote(probes) + " 2>/dev/null"),
               0);
   }
+  int daemon = 0;  // a daemon a test started: stopped at the end, whatever happened
   void TearDown() override
   {
+    if (daemon > 0)
+      kill(daemon, SIGKILL);
     unsetenv("DATACRUMBS_SECRET_FILE");
     unsetenv("DATACRUMBS_TRACE_DIR");
     unsetenv("DATACRUMBS_RUN_DIR");
@@ -65,10 +68,11 @@ bool wait_for(const std::function<bool()>& done)
 TEST_F(deploy_test, OnlyTheWrappedProgramOfTheSignedUserIsTraced)
 {
   std::string ready = dir / "run/datacrumbs-job7.ready", pid_file = dir / "daemon.pid";
-  ASSERT_EQ(run_shell(std::string(DATACRUMBS_BIN) + " " + shell_quote(probes) + " job7 2>" +
+  // Its stdout must not be the test's: ctest waits for every holder of that pipe to close it.
+  ASSERT_EQ(run_shell(std::string(DATACRUMBS_BIN) + " " + shell_quote(probes) + " job7 >/dev/null 2>" +
                       shell_quote(dir / "d.err") + " & echo $! > " + shell_quote(pid_file)),
             0);
-  int daemon = std::atoi(read_file(pid_file).c_str());
+  daemon = std::atoi(read_file(pid_file).c_str());
   ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(ready); })) << read_file(dir / "d.err");
   auto info = nlohmann::json::parse(read_file(ready));
   EXPECT_EQ(info["pid"], daemon);
@@ -82,21 +86,27 @@ TEST_F(deploy_test, OnlyTheWrappedProgramOfTheSignedUserIsTraced)
                       " bs=4k count=5 status=none"),
             0);
 
-  std::string wrapped = dir / "wrapped.bin", plain = dir / "plain.bin",
-              other_user = "/tmp/dc-nobody-" + std::to_string(getpid());
+  std::string wrapped = dir / "wrapped.bin", plain = dir / "plain.bin";
   ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_wrap dd if=/dev/zero of=" + shell_quote(wrapped) +
                       " bs=4k count=10 status=none"),
             0);
   ASSERT_EQ(run_shell("dd if=/dev/zero of=" + shell_quote(plain) + " bs=4k count=7 status=none"), 0);
-  // Wrapped, but not the user the file was signed for (root): not traced.
-  ASSERT_EQ(run_shell("setpriv --reuid=65534 --regid=65534 --clear-groups " + bin_dir +
-                      "/datacrumbs_wrap dd if=/dev/zero of=" + shell_quote(other_user) +
-                      " bs=4k count=3 status=none"),
+  // Wrapped, but not the user the file was signed for (root): not traced. The wrapper and the
+  // library are copied where that user can reach them (the build tree may be private).
+  std::string shared = "/tmp/dc-other-user-" + std::to_string(getpid()), other_user = shared + "/out.bin";
+  ASSERT_EQ(run_shell("mkdir -p " + shared + "/bin " + shared + "/lib && chmod 1777 " + shared + " && cp " +
+                      bin_dir + "/datacrumbs_wrap " + shared + "/bin/ && cp " + bin_dir +
+                      "/../lib/libdatacrumbs_client.so " + shared + "/lib/ && chmod -R a+rX " + shared),
             0);
-  std::filesystem::remove(other_user);
+  int other_status = run_shell("setpriv --reuid=65534 --regid=65534 --clear-groups " + shared +
+                               "/bin/datacrumbs_wrap dd if=/dev/zero of=" + shell_quote(other_user) +
+                               " bs=4k count=3 status=none");
+  std::filesystem::remove_all(shared);
+  ASSERT_EQ(other_status, 0);
 
   ASSERT_EQ(kill(daemon, SIGTERM), 0);
   ASSERT_TRUE(wait_for([&] { return kill(daemon, 0) != 0; })) << "the daemon did not stop";
+  daemon = 0;
   EXPECT_FALSE(std::filesystem::exists(ready)) << "the ready file outlived the daemon";
 
   auto trace = parse_trace_text(read_gzip_members(info["trace"]).text);
@@ -125,6 +135,49 @@ TEST_F(deploy_test, OnlyTheWrappedProgramOfTheSignedUserIsTraced)
   std::string needed = dir / "needed.txt";
   ASSERT_EQ(run_shell("patchelf --print-needed " + shell_quote(tracked_dd) + " > " + shell_quote(needed)), 0);
   EXPECT_EQ(read_file(needed).find("datacrumbs_client"), std::string::npos) << read_file(needed);
+}
+
+// The installed layout and the scripts datacrumbs@.service calls: start returns once the daemon
+// is ready, stop once it has finished its trace and exited.
+TEST_F(deploy_test, InstalledServiceScriptsStartReadyAndStop)
+{
+  std::string prefix = dir / "prefix";
+  ASSERT_EQ(
+      run_shell("cmake --install " DATACRUMBS_BUILD_DIR " --prefix " + shell_quote(prefix) + " >/dev/null"),
+      0);
+  for (const char* f :
+       {"bin/datacrumbs", "bin/datacrumbs_probe_configurator", "bin/datacrumbs_wrap", "bin/datacrumbs_track",
+        "bin/datacrumbs_untrack", "lib/libdatacrumbs_client.so", "etc/datacrumbs/configs/default.yaml",
+        "etc/datacrumbs/configs/stdio.yaml", "lib/systemd/system/datacrumbs@.service",
+        "libexec/datacrumbs/datacrumbs-service-start", "libexec/datacrumbs/datacrumbs-service-stop"})
+    EXPECT_TRUE(std::filesystem::exists(prefix + "/" + f)) << f;
+  if (run_shell("command -v systemd-analyze >/dev/null") == 0) {
+    EXPECT_EQ(run_shell("systemd-analyze verify " +
+                        shell_quote(prefix + "/lib/systemd/system/datacrumbs@.service") + " 2>/dev/null"),
+              0);
+  }
+  std::filesystem::create_directories(prefix + "/etc/datacrumbs/probes");
+  ASSERT_EQ(run_shell(prefix + "/bin/datacrumbs_probe_configurator " + shell_quote(config) + " " +
+                      shell_quote(prefix + "/etc/datacrumbs/probes/job9.json.gz") + " 2>/dev/null"),
+            0);
+  std::string ready = dir / "run/datacrumbs-job9.ready";
+  ASSERT_EQ(run_shell(prefix + "/libexec/datacrumbs/datacrumbs-service-start job9"), 0);
+  EXPECT_TRUE(std::filesystem::exists(ready)) << "start returned before the daemon was ready";
+  daemon = nlohmann::json::parse(read_file(ready))["pid"];
+  std::string out = dir / "service.bin";
+  ASSERT_EQ(run_shell(prefix + "/bin/datacrumbs_wrap dd if=/dev/zero of=" + shell_quote(out) +
+                      " bs=4k count=4 status=none"),
+            0);
+  ASSERT_EQ(run_shell(prefix + "/libexec/datacrumbs/datacrumbs-service-stop job9"), 0);
+  EXPECT_NE(kill(daemon, 0), 0) << "stop returned before the daemon exited";
+  daemon = 0;
+  EXPECT_FALSE(std::filesystem::exists(ready));
+  auto trace = parse_trace_text(read_gzip_members(dir / "traces/datacrumbs-job9.pfw.gz").text);
+  EXPECT_TRUE(trace.closed);
+  int writes = 0;
+  for (const auto& e : complete_events(trace))
+    writes += e["name"] == "write" && e["args"].value("fhash", 0ull) == string_hash(out);
+  EXPECT_EQ(writes, 4);
 }
 
 TEST_F(deploy_test, TrackRefusesStaticBinariesAndNonElfFiles)
