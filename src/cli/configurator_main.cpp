@@ -4,7 +4,7 @@
 //
 // Run as root it signs directly with the root-only secret; the file is made for --user (default:
 // the invoking user, root's SUDO_UID when run through sudo), whose processes alone the daemon
-// will trace with it.
+// will trace with it. Run as anyone else it asks the signing service (datacrumbs_sign_probes).
 #include <pwd.h>
 #include <unistd.h>
 
@@ -15,6 +15,7 @@
 #include "cli/output_files.h"
 #include "config/probe_config.h"
 #include "deploy/probe_file.h"
+#include "deploy/signing_service.h"
 
 namespace {
 
@@ -50,11 +51,11 @@ int main(int argc, char** argv)
   } catch (const CLI::ParseError& e) {
     return fail_with(e.what(), 2);
   }
-  if (geteuid() != 0)
-    return fail_with(
-        "signing needs root (the secret is root's); the signing service for other users is not built yet", 1);
+  const bool root = geteuid() == 0;
+  if (!root && !user.empty())
+    return fail_with("--user is for root: the signing service signs for the uid that asks", 2);
   uint32_t uid = getuid();
-  if (const char* sudo_uid = std::getenv("SUDO_UID"); sudo_uid && user.empty())
+  if (const char* sudo_uid = std::getenv("SUDO_UID"); root && sudo_uid && user.empty())
     user = sudo_uid;
   if (!user.empty()) {
     auto u = uid_of(user);
@@ -65,13 +66,20 @@ int main(int argc, char** argv)
   auto config = dc::load_probe_config(config_path);
   if (!config)
     return fail_with(config.error().message, config.error().exit_code);
-  auto secret = dc::load_secret(dc::default_secret_path(), true);
-  if (!secret)
-    return fail_with(secret.error().message, 1);
   std::vector<std::string> notes;
   dc::probe_file probes = dc::resolve_probe_file(*config, uid, notes);
   for (const auto& n : notes) std::fprintf(stderr, "datacrumbs_probe_configurator: %s\n", n.c_str());
-  auto bytes = dc::sign_probe_file(probes, *secret);
+  // Root signs with the secret; anyone else asks the signing service, which signs for the uid
+  // the kernel reports for the connection.
+  dc::result<std::string> bytes = dc::fail("unreachable");
+  if (root) {
+    auto secret = dc::load_secret(dc::default_secret_path(), true);
+    if (!secret)
+      return fail_with(secret.error().message, 1);
+    bytes = dc::sign_probe_file(probes, *secret);
+  } else {
+    bytes = dc::request_signature(dc::default_sign_socket(), dc::probe_file_content(probes));
+  }
   if (!bytes)
     return fail_with(bytes.error().message, 1);
   auto out = dc::pending_file::reserve(out_path);

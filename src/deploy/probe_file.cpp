@@ -141,8 +141,18 @@ result<probe_file> verify_probe_file(const std::string& bytes, const std::string
   std::string got = j["signature"];
   if (got.size() != want.size() || CRYPTO_memcmp(got.data(), want.data(), want.size()) != 0)
     return fail("the probe file's signature does not verify (tampered, or signed with another secret)");
+  return parse_probe_file_content(j["content"].dump());
+}
+
+std::string probe_file_content(const probe_file& probes)
+{
+  return content_json(probes).dump();
+}
+
+result<probe_file> parse_probe_file_content(const std::string& text)
+{
+  nlohmann::json c = nlohmann::json::parse(text, nullptr, false);
   try {
-    const auto& c = j["content"];
     probe_file p;
     p.uid = c.at("uid");
     p.config_path = c.at("config");

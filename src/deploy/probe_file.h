@@ -35,6 +35,10 @@ result<std::string> sign_probe_file(const probe_file& probes, const std::string&
 // Parses and verifies; an unsigned, tampered or foreign-secret file is an error.
 result<probe_file> verify_probe_file(const std::string& bytes, const std::string& secret);
 
+// The unsigned content, as a client sends it to the signing service, and back.
+std::string probe_file_content(const probe_file& probes);
+result<probe_file> parse_probe_file_content(const std::string& text);
+
 // Resolves a config into a probe file for uid (notes: what was skipped).
 probe_file resolve_probe_file(const probe_config& config, uint32_t uid, std::vector<std::string>& notes);
 

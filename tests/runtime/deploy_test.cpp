@@ -2,7 +2,10 @@
 // file -> a wrapped and an unwrapped program -> stop. Only the wrapped program of the signed
 // user is traced, exactly. Unsigned, tampered and foreign files, bad run ids and non-root
 // callers are refused with one line, attaching nothing.
+#include <grp.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 
 #include <algorithm>
@@ -14,6 +17,8 @@
 #include <thread>
 
 #include "core/hash.h"
+#include "deploy/probe_file.h"
+#include "deploy/signing_service.h"
 #include "runtime/runtime_helpers.h"
 
 namespace dc::test {
@@ -149,12 +154,15 @@ TEST_F(deploy_test, InstalledServiceScriptsStartReadyAndStop)
        {"bin/datacrumbs", "bin/datacrumbs_probe_configurator", "bin/datacrumbs_wrap", "bin/datacrumbs_track",
         "bin/datacrumbs_untrack", "lib/libdatacrumbs_client.so", "etc/datacrumbs/configs/default.yaml",
         "etc/datacrumbs/configs/stdio.yaml", "lib/systemd/system/datacrumbs@.service",
+        "lib/systemd/system/datacrumbs_sign_probes.service", "bin/datacrumbs_sign_probes",
         "libexec/datacrumbs/datacrumbs-service-start", "libexec/datacrumbs/datacrumbs-service-stop"})
     EXPECT_TRUE(std::filesystem::exists(prefix + "/" + f)) << f;
   if (run_shell("command -v systemd-analyze >/dev/null") == 0) {
-    EXPECT_EQ(run_shell("systemd-analyze verify " +
-                        shell_quote(prefix + "/lib/systemd/system/datacrumbs@.service") + " 2>/dev/null"),
-              0);
+    for (const char* unit : {"datacrumbs@.service", "datacrumbs_sign_probes.service"})
+      EXPECT_EQ(run_shell("systemd-analyze verify " + shell_quote(prefix + "/lib/systemd/system/" + unit) +
+                          " 2>/dev/null"),
+                0)
+          << unit;
   }
   std::filesystem::create_directories(prefix + "/etc/datacrumbs/probes");
   ASSERT_EQ(run_shell(prefix + "/bin/datacrumbs_probe_configurator " + shell_quote(config) + " " +
@@ -178,6 +186,57 @@ TEST_F(deploy_test, InstalledServiceScriptsStartReadyAndStop)
   for (const auto& e : complete_events(trace))
     writes += e["name"] == "write" && e["args"].value("fhash", 0ull) == string_hash(out);
   EXPECT_EQ(writes, 4);
+}
+
+// The signing service signs for the uid the kernel reports for the connection (not the uid the
+// request claims) and only probes on binaries that uid can read.
+TEST_F(deploy_test, SigningServiceSignsForTheAskingUidAndOnlyWhatItCanRead)
+{
+  std::string shared = "/tmp/dc-sign-" + std::to_string(getpid()), socket = shared + "/sign.sock";
+  std::filesystem::create_directories(shared);
+  std::filesystem::permissions(shared, std::filesystem::perms::all | std::filesystem::perms::sticky_bit);
+  ASSERT_EQ(
+      run_shell("DATACRUMBS_SIGN_SOCKET=" + socket + " " + bin_dir + "/datacrumbs_sign_probes >/dev/null 2>" +
+                shell_quote(dir / "sign.err") + " & echo $! > " + shell_quote(dir / "sign.pid")),
+      0);
+  daemon = std::atoi(read_file(dir / "sign.pid").c_str());
+  ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(socket); })) << read_file(dir / "sign.err");
+
+  // What nobody (65534) asks for: a libc function (readable by all), or a binary only root can
+  // read; both requests claim uid 0.
+  auto libc_probe = [](const std::string& binary) {
+    probe_file p;
+    p.uid = 0;
+    p.kernel_layers = {"syscall"};
+    p.uprobes = {{"STDIO", "fwrite", binary, 4096}};
+    return probe_file_content(p);
+  };
+  std::string private_copy = dir / "private_lib.so";  // the scratch dir is root's alone
+  std::filesystem::copy_file(STATIC_APP_BIN, private_copy);
+  std::string readable = libc_probe("/usr/lib/x86_64-linux-gnu/libc.so.6"),
+              unreadable = libc_probe(private_copy);
+  std::string signed_path = shared + "/signed.json.gz", refusal_path = shared + "/refusal.txt";
+  pid_t child = fork();
+  if (child == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+      _exit(10);
+    auto ok = request_signature(socket, readable);
+    auto refused = request_signature(socket, unreadable);
+    std::ofstream(signed_path, std::ios::binary) << (ok ? *ok : std::string());
+    std::ofstream(refusal_path) << (refused ? std::string("signed") : refused.error().message);
+    _exit(ok && !refused ? 0 : 11);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  std::string refusal = read_file(refusal_path), signed_bytes = read_file(signed_path);
+  std::filesystem::remove_all(shared);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << ": " << refusal;
+  EXPECT_NE(refusal.find("cannot read " + private_copy), std::string::npos) << refusal;
+  auto key = load_secret(secret, false);
+  ASSERT_TRUE(key);
+  auto verified = verify_probe_file(signed_bytes, *key);
+  ASSERT_TRUE(verified) << verified.error().message;
+  EXPECT_EQ(verified->uid, 65534u) << "signed for the uid the request claimed, not the caller's";
 }
 
 TEST_F(deploy_test, TrackRefusesStaticBinariesAndNonElfFiles)

@@ -1,0 +1,24 @@
+// The signing service: root signs probe files for unprivileged users over a UNIX socket. The
+// caller's uid comes from the kernel (SO_PEERCRED), never from the request; it is written into
+// the signed content; and only probes on binaries that uid can read are signed.
+//
+// Protocol: the client sends a probe file's unsigned content (JSON) and shuts down its write
+// side; the service answers "OK\n" followed by the signed file, or "ERR <reason>\n".
+#pragma once
+
+#include <string>
+
+#include "core/result.h"
+
+namespace dc {
+
+// $DATACRUMBS_SIGN_SOCKET, else /run/datacrumbs/sign.sock.
+std::string default_sign_socket();
+
+// Serves requests until SIGINT/SIGTERM (root).
+result<> serve_signing(const std::string& socket_path, const std::string& secret);
+
+// Asks the service to sign `content`; returns the signed file's bytes.
+result<std::string> request_signature(const std::string& socket_path, const std::string& content);
+
+}  // namespace dc
