@@ -14,6 +14,7 @@
 
 #include "cli/output_files.h"
 #include "cli/trace_pipeline.h"
+#include "core/install_paths.h"
 #include "deploy/probe_file.h"
 #include "probe/system_checks.h"
 
@@ -25,14 +26,6 @@ std::string dir_from_env(const char* name, const char* fallback)
 {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
-}
-
-// The client library next to the tool: <prefix>/lib, installed or in the build tree.
-std::string client_library_path()
-{
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return (exe.parent_path().parent_path() / "lib/libdatacrumbs_client.so").string();
 }
 
 result<std::string> read_whole(const std::string& path)
@@ -98,7 +91,7 @@ result<int> run_daemon(const daemon_options& options)
   std::string trace_path = trace_dir + "/datacrumbs-" + run_id + ".pfw.gz";
   std::string ready_path = run_dir + "/datacrumbs-" + run_id + ".ready";
 
-  beacon_target beacon{client_library_path(), probes_file->uid};
+  beacon_target beacon{installed_path("lib/libdatacrumbs_client.so"), probes_file->uid};
   session_options so;
   so.verbose = options.verbose;
   so.layers = probes_file->kernel_layers;

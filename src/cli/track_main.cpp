@@ -9,20 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "core/install_paths.h"
 #include "explore/elf_kind.h"
-
-namespace {
-
-// The client library beside the tool (<prefix>/lib), by absolute path: the dependency is then
-// found without any search path.
-std::string client_library()
-{
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return (exe.parent_path().parent_path() / "lib/libdatacrumbs_client.so").string();
-}
-
-}  // namespace
 
 int main(int argc, char** argv)
 {
@@ -46,7 +34,8 @@ int main(int argc, char** argv)
     std::fprintf(stderr, "%s: %s\n", me, ok.error().message.c_str());
     return ok.error().exit_code;
   }
-  std::string lib = client_library();
+  // By absolute path: the dependency is then found without any search path.
+  std::string lib = dc::installed_path("lib/libdatacrumbs_client.so");
   pid_t pid = fork();
   if (pid == 0) {
     execlp("patchelf", "patchelf", untrack ? "--remove-needed" : "--add-needed", lib.c_str(),

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "core/install_paths.h"
 #include "core/user_regex.h"
 
 namespace dc {
@@ -97,12 +98,10 @@ result<probe_config> load_config_at_depth(const std::string& path, int depth)
 
 std::string shipped_config_dir()
 {
-  namespace fs = std::filesystem;
+  std::string installed = installed_path("etc/datacrumbs/configs");
   std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  fs::path installed = exe.parent_path().parent_path() / "etc/datacrumbs/configs";
-  if (!ec && fs::is_directory(installed, ec))
-    return installed.string();
+  if (std::filesystem::is_directory(installed, ec))
+    return installed;
   return DATACRUMBS_SOURCE_CONFIG_DIR;
 }
 
