@@ -14,6 +14,7 @@
 
 #include "cli/output_files.h"
 #include "config/probe_config.h"
+#include "config/system_config.h"
 #include "deploy/probe_file.h"
 #include "deploy/signing_service.h"
 
@@ -63,6 +64,9 @@ int main(int argc, char** argv)
       return fail_with(u.error().message, u.error().exit_code);
     uid = *u;
   }
+  auto system = dc::load_system_config();
+  if (!system)
+    return fail_with(system.error().message, system.error().exit_code);
   auto config = dc::load_probe_config(config_path);
   if (!config)
     return fail_with(config.error().message, config.error().exit_code);
@@ -73,12 +77,12 @@ int main(int argc, char** argv)
   // the kernel reports for the connection.
   dc::result<std::string> bytes = dc::fail("unreachable");
   if (root) {
-    auto secret = dc::load_secret(dc::default_secret_path(), true);
+    auto secret = dc::load_secret(system->secret_file, true);
     if (!secret)
       return fail_with(secret.error().message, 1);
     bytes = dc::sign_probe_file(probes, *secret);
   } else {
-    bytes = dc::request_signature(dc::default_sign_socket(), dc::probe_file_content(probes));
+    bytes = dc::request_signature(system->sign_socket, dc::probe_file_content(probes));
   }
   if (!bytes)
     return fail_with(bytes.error().message, 1);

@@ -14,6 +14,7 @@
 
 #include "cli/output_files.h"
 #include "cli/trace_pipeline.h"
+#include "config/system_config.h"
 #include "core/install_paths.h"
 #include "deploy/probe_file.h"
 #include "probe/system_checks.h"
@@ -21,12 +22,6 @@
 namespace dc {
 
 namespace {
-
-std::string dir_from_env(const char* name, const char* fallback)
-{
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
-}
 
 result<std::string> read_whole(const std::string& path)
 {
@@ -69,7 +64,10 @@ result<int> run_daemon(const daemon_options& options)
   auto bytes = read_whole(options.probe_file);
   if (!bytes)
     return std::unexpected(bytes.error());
-  auto secret = load_secret(default_secret_path(), false);
+  auto system = load_system_config();
+  if (!system)
+    return std::unexpected(system.error());
+  auto secret = load_secret(system->secret_file, false);
   if (!secret)
     return std::unexpected(secret.error());
   auto probes_file = verify_probe_file(*bytes, *secret);
@@ -83,8 +81,8 @@ result<int> run_daemon(const daemon_options& options)
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
-  std::string trace_dir = dir_from_env("DATACRUMBS_TRACE_DIR", "/var/lib/datacrumbs/traces");
-  std::string run_dir = dir_from_env("DATACRUMBS_RUN_DIR", "/run/datacrumbs");
+  const std::string& trace_dir = system->trace_dir;
+  const std::string& run_dir = system->run_dir;
   std::error_code ec;
   std::filesystem::create_directories(trace_dir, ec);
   std::filesystem::create_directories(run_dir, ec);

@@ -8,14 +8,16 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "config/system_config.h"
 #include "deploy/probe_file.h"
 #include "deploy/signing_service.h"
 
 int main(int argc, char** argv)
 {
   CLI::App app{"Sign probe files for unprivileged users (root)", "datacrumbs_sign_probes"};
-  std::string socket = dc::default_sign_socket();
-  app.add_option("--socket", socket, "the UNIX socket to listen on");
+  std::string socket;
+  app.add_option("--socket", socket,
+                 "the UNIX socket to listen on (default: the system config's sign_socket)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -28,7 +30,14 @@ int main(int argc, char** argv)
     std::fprintf(stderr, "datacrumbs_sign_probes: the signing service runs as root\n");
     return 1;
   }
-  auto secret = dc::load_secret(dc::default_secret_path(), true);
+  auto system = dc::load_system_config();
+  if (!system) {
+    std::fprintf(stderr, "datacrumbs_sign_probes: %s\n", system.error().message.c_str());
+    return system.error().exit_code;
+  }
+  if (socket.empty())
+    socket = system->sign_socket;
+  auto secret = dc::load_secret(system->secret_file, true);
   if (!secret) {
     std::fprintf(stderr, "datacrumbs_sign_probes: %s\n", secret.error().message.c_str());
     return 1;

@@ -75,12 +75,6 @@ result<std::string> gunzip(const std::string& bytes)
 
 }  // namespace
 
-std::string default_secret_path()
-{
-  const char* env = std::getenv("DATACRUMBS_SECRET_FILE");
-  return env && *env ? env : "/var/lib/datacrumbs/probe-signing.key";
-}
-
 result<std::string> load_secret(const std::string& path, bool create)
 {
   int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);

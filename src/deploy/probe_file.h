@@ -21,9 +21,6 @@ struct probe_file {
   std::vector<uprobe_target> uprobes;
 };
 
-// The secret's path: $DATACRUMBS_SECRET_FILE, else /var/lib/datacrumbs/probe-signing.key.
-std::string default_secret_path();
-
 // Reads the secret; with `create`, makes it first (32 random bytes, root-owned, mode 0400) when it
 // does not exist. Refuses a secret that is not a regular file owned by root and unreadable to
 // others.

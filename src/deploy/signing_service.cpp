@@ -98,12 +98,6 @@ std::string answer(uint32_t uid, const std::string& request, const std::string& 
 
 }  // namespace
 
-std::string default_sign_socket()
-{
-  const char* env = std::getenv("DATACRUMBS_SIGN_SOCKET");
-  return env && *env ? env : "/run/datacrumbs/sign.sock";
-}
-
 result<> serve_signing(const std::string& socket_path, const std::string& secret)
 {
   sockaddr_un addr;

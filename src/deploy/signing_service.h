@@ -12,9 +12,6 @@
 
 namespace dc {
 
-// $DATACRUMBS_SIGN_SOCKET, else /run/datacrumbs/sign.sock.
-std::string default_sign_socket();
-
 // Serves requests until SIGINT/SIGTERM (root).
 result<> serve_signing(const std::string& socket_path, const std::string& secret);
 

@@ -153,9 +153,10 @@ TEST_F(deploy_test, InstalledServiceScriptsStartReadyAndStop)
   for (const char* f :
        {"bin/datacrumbs", "bin/datacrumbs_probe_configurator", "bin/datacrumbs_wrap", "bin/datacrumbs_track",
         "bin/datacrumbs_untrack", "lib/libdatacrumbs_client.so", "etc/datacrumbs/configs/default.yaml",
-        "etc/datacrumbs/configs/stdio.yaml", "lib/systemd/system/datacrumbs@.service",
-        "lib/systemd/system/datacrumbs_sign_probes.service", "bin/datacrumbs_sign_probes",
-        "libexec/datacrumbs/datacrumbs-service-start", "libexec/datacrumbs/datacrumbs-service-stop"})
+        "etc/datacrumbs/configs/stdio.yaml", "etc/datacrumbs/datacrumbs.yaml",
+        "lib/systemd/system/datacrumbs@.service", "lib/systemd/system/datacrumbs_sign_probes.service",
+        "bin/datacrumbs_sign_probes", "libexec/datacrumbs/datacrumbs-service-start",
+        "libexec/datacrumbs/datacrumbs-service-stop"})
     EXPECT_TRUE(std::filesystem::exists(prefix + "/" + f)) << f;
   if (run_shell("command -v systemd-analyze >/dev/null") == 0) {
     for (const char* unit : {"datacrumbs@.service", "datacrumbs_sign_probes.service"})
