@@ -35,7 +35,7 @@ class beacon_layer final
       r.why = target_.library + " has no datacrumbs_client_start";
       return r;
     }
-    bpf_link* link = bpf_program__attach_uprobe_opts(skel_->progs.dc_client_start, -1,
+    bpf_link* link = bpf_program__attach_uprobe_opts(skel()->progs.dc_client_start, -1,
                                                      target_.library.c_str(), start->file_offset, nullptr);
     if (!link) {
       r.why = "uprobe on " + target_.library + ": " + std::strerror(errno);
@@ -54,15 +54,9 @@ class beacon_layer final
     skel.rodata->dc_register_uid = target_.uid;
     return {};
   }
-  result<> after_load(beacon_bpf& skel) override
-  {
-    skel_ = &skel;
-    return {};
-  }
 
  private:
   beacon_target target_;
-  beacon_bpf* skel_ = nullptr;
 };
 
 }  // namespace

@@ -16,18 +16,8 @@ class fault_layer final
 
   result<> flush_stages() override
   {
-    return skel_ ? run_task_iterator(skel_->progs.dc_flush_faults, "closes open page faults") : result<>{};
+    return skel() ? run_task_iterator(skel()->progs.dc_flush_faults, "closes open page faults") : result<>{};
   }
-
- protected:
-  result<> after_load(fault_bpf& skel) override
-  {
-    skel_ = &skel;
-    return {};
-  }
-
- private:
-  fault_bpf* skel_ = nullptr;
 };
 
 }  // namespace

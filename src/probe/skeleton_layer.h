@@ -34,6 +34,8 @@ class skeleton_layer : public layer {
   virtual result<> before_load(Skel&) { return {}; }
   virtual result<> after_load(Skel&) { return {}; }
   bpf_object* object() final { return skel_->obj; }
+  // The skeleton, once load() has opened it (the session uses only loaded layers).
+  Skel* skel() const { return skel_; }
 
  private:
   Skel* skel_ = nullptr;

@@ -18,14 +18,13 @@ class syscall_layer final
 
   result<> flush_stages() override
   {
-    return skel_ ? run_task_iterator(skel_->progs.dc_flush_stages, "sends staged syscall records")
-                 : result<>{};
+    return skel() ? run_task_iterator(skel()->progs.dc_flush_stages, "sends staged syscall records")
+                  : result<>{};
   }
 
  protected:
   result<> after_load(syscall_bpf& skel) override
   {
-    skel_ = &skel;
     int specs = bpf_map__fd(skel.maps.dc_specs);
     for (const syscall_info& s : traced_syscalls()) {
       uint32_t nr = static_cast<uint32_t>(s.nr);
@@ -34,9 +33,6 @@ class syscall_layer final
     }
     return {};
   }
-
- private:
-  syscall_bpf* skel_ = nullptr;
 };
 
 }  // namespace

@@ -117,7 +117,7 @@ class uprobe_layer final
     for (const auto& [binary, probes] : per_binary) {
       const auto& [offsets, cookies] = probes;
       for (bool ret : {false, true}) {
-        bpf_program* prog = ret ? skel_->progs.dc_uprobe_return : skel_->progs.dc_uprobe_enter;
+        bpf_program* prog = ret ? skel()->progs.dc_uprobe_return : skel()->progs.dc_uprobe_enter;
         int fd = attach_uprobe_multi(bpf_program__fd(prog), binary, offsets, cookies, ret);
         if (fd < 0) {
           r.live = false;
@@ -141,7 +141,6 @@ class uprobe_layer final
 
   result<> after_load(uprobe_bpf& skel) override
   {
-    skel_ = &skel;
     int specs = bpf_map__fd(skel.maps.dc_uprobe_specs);
     if (targets_.size() > bpf_map__max_entries(skel.maps.dc_uprobe_specs))
       return fail("too many functions to probe: " + std::to_string(targets_.size()));
@@ -157,7 +156,6 @@ class uprobe_layer final
 
  private:
   std::vector<uprobe_target> targets_;
-  uprobe_bpf* skel_ = nullptr;
 };
 
 }  // namespace
