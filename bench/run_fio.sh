@@ -14,17 +14,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 rounds=3
-write_doc=0
-while (($#)); do
-  case "$1" in
-    --write-doc) write_doc=1 ;;
-    --rounds) rounds="${2:?--rounds needs a value}"; shift ;;
-    -h | --help) sed -n '2,10s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) die "unknown argument '$1'" ;;
-  esac
-  shift
-done
-[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "--rounds must be a positive integer"
+parse_bench_args 10 "" "$@"
 
 require_tool_and_root
 command -v python3 >/dev/null || die "python3 is required"

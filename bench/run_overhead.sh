@@ -16,18 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ops=1000000
 rounds=5
-write_doc=0
-while (($#)); do
-  case "$1" in
-    --write-doc) write_doc=1 ;;
-    --rounds) rounds="${2:?--rounds needs a value}"; shift ;;
-    -h | --help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) ops="$1" ;;
-  esac
-  shift
-done
-[[ "$ops" =~ ^[1-9][0-9]*$ ]] || die "OPS must be a positive integer, got '$ops'"
-[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "--rounds must be a positive integer"
+parse_bench_args 12 ops "$@"
 # strace costs ~30-60 us per syscall; fewer ops keep a round short.
 strace_ops=$((ops / 5 > 1000 ? ops / 5 : ops))
 

@@ -14,18 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 calls=200000
 rounds=5
-write_doc=0
-while (($#)); do
-  case "$1" in
-    --write-doc) write_doc=1 ;;
-    --rounds) rounds="${2:?--rounds needs a value}"; shift ;;
-    -h | --help) sed -n '2,9s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) calls="$1" ;;
-  esac
-  shift
-done
-[[ "$calls" =~ ^[1-9][0-9]*$ ]] || die "CALLS must be a positive integer, got '$calls'"
-[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "--rounds must be a positive integer"
+parse_bench_args 9 calls "$@"
 require_tool_and_root
 
 tmp="$(mktemp -d)"
