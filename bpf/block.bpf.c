@@ -180,13 +180,19 @@ int BPF_PROG(dc_block_rq_complete, struct request* rq, blk_status_t error, unsig
   if (!r)
     return 0;
   __u64 now = bpf_ktime_get_ns();
+  __u64 issued = r->issue_ns ? r->issue_ns : now;
+  if (dc_profiling()) {
+    dc_profile_add(r->owner.tgid, DC_PROF_BLOCK, rq->cmd_flags & 0xff /* REQ_OP_MASK */, &r->owner.file, now,
+                   now - issued, nr_bytes, 0);
+    bpf_map_delete_elem(&dc_requests, &key);
+    return 0;
+  }
   struct dc_block_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
   if (!ev) {
     dc_count_loss(DC_LOSS_RING_FULL);
     bpf_map_delete_elem(&dc_requests, &key);
     return 0;
   }
-  __u64 issued = r->issue_ns ? r->issue_ns : now;
   ev->hdr.kind = DC_REC_BLOCK;
   ev->hdr.tgid = r->owner.tgid;
   ev->hdr.tid = r->owner.tid;

@@ -49,10 +49,11 @@ enum dc_record_kind {
 
 /* Which counter of the loss map an event was lost from. */
 enum dc_loss_kind {
-  DC_LOSS_RING_FULL = 0, /* bpf_ringbuf_reserve failed */
-  DC_LOSS_NO_STATE = 1,  /* per-thread entry state could not be created */
-  DC_LOSS_TOO_DEEP = 2,  /* a user-space call nested deeper than DC_NEST_MAX */
-  DC_LOSS_KINDS = 3,
+  DC_LOSS_RING_FULL = 0,    /* bpf_ringbuf_reserve failed */
+  DC_LOSS_NO_STATE = 1,     /* per-thread entry state could not be created */
+  DC_LOSS_TOO_DEEP = 2,     /* a user-space call nested deeper than DC_NEST_MAX */
+  DC_LOSS_PROFILE_FULL = 3, /* profile mode: no room for a new counter in the profile map */
+  DC_LOSS_KINDS = 4,
 };
 
 struct dc_record_header {
@@ -93,7 +94,15 @@ struct dc_syscall_spec {
   dc_s8 path_b;      /* second path (rename, link) */
   dc_s8 dirfd_a;     /* argument index of the directory fd path_a is relative to */
   dc_s8 dirfd_b;
+  /* Profile mode: DC_MOVES_* (a positive return value is bytes moved that way), and the
+   * argument index of the file offset, or DC_ARG_NONE (pages a read touched need it). */
+  dc_u8 moves;
+  dc_s8 offset_arg;
 };
+
+#define DC_MOVES_NONE 0
+#define DC_MOVES_READ 1
+#define DC_MOVES_WRITE 2
 
 struct dc_syscall_event {
   struct dc_record_header hdr; /* ts_ns = entry time */
@@ -258,8 +267,9 @@ struct dc_fs_event {
 
 /* What a probed function's entry captures besides its registers. */
 struct dc_uprobe_spec {
-  dc_s8 str_arg; /* argument read as a user string (a file or dataset name), or -1 */
-  dc_u8 reserved[7];
+  dc_s8 str_arg;       /* argument read as a user string (a file or dataset name), or -1 */
+  dc_s8 item_size_arg; /* fread/fwrite: bytes = ret * this argument (profile mode), or -1 */
+  dc_u8 reserved[6];
 };
 
 /* One returned call of a probed user-space function. hdr.ts_ns is its entry. */
@@ -273,6 +283,34 @@ struct dc_uprobe_event {
   dc_u32 probe; /* the attach cookie: index in user space's probe table */
   dc_u32 level;
   char str[DC_UPROBE_STR]; /* spec.str_arg's string, NUL-terminated, or "" */
+};
+
+/* Profile mode: instead of one record per event, the kernel adds each event to a counter per
+ * process, layer, operation and file, per interval (epoch = completion time / interval), in the
+ * per-CPU hash dc_profile. User space reads and deletes the epochs that have ended. */
+enum dc_profile_layer {
+  DC_PROF_POSIX = 1,  /* op: syscall number */
+  DC_PROF_UPROBE = 2, /* op: probe index */
+  DC_PROF_BLOCK = 3,  /* op: REQ_OP_* */
+  DC_PROF_FS = 4,     /* op: enum dc_fs_op */
+  DC_PROF_NET = 5,    /* op: enum dc_net_op */
+  DC_PROF_FAULT = 6,  /* op: 1 = major, 0 = minor */
+};
+
+struct dc_profile_key {
+  dc_u64 epoch;
+  struct dc_file_ref file; /* mode 0: no file */
+  dc_u32 tgid;
+  dc_u32 layer; /* enum dc_profile_layer */
+  dc_u32 op;
+  dc_u32 reserved;
+};
+
+struct dc_profile_counts {
+  dc_u64 count;
+  dc_u64 time_ns;
+  dc_u64 bytes;
+  dc_u64 pages; /* POSIX reads of files: pages the reads touched (the page-cache hit ratio) */
 };
 
 #endif

@@ -61,6 +61,13 @@ static __always_inline struct dc_fs_event* dc_fs_begin(__u64 id, __u32 op, struc
 
 static __always_inline void dc_fs_send(struct dc_fs_event* ev)
 {
+  if (dc_profiling()) {
+    int moved = ev->op == DC_FS_DIRECT_READ || ev->op == DC_FS_DIRECT_WRITE;
+    __u64 bytes = moved && ev->ret > 0 ? ev->ret : 0;
+    dc_profile_add(ev->hdr.tgid, DC_PROF_FS, ev->op, &ev->file, ev->hdr.ts_ns + ev->dur_ns, ev->dur_ns, bytes,
+                   0);
+    return;
+  }
   if (bpf_ringbuf_output(&dc_events, ev, sizeof(*ev), dc_submit_flags()))
     dc_count_loss(DC_LOSS_RING_FULL);
 }

@@ -46,6 +46,10 @@ static __always_inline void dc_net_emit(const struct sock* sk, int current_owns,
   struct dc_sock_owner o;
   if (!sk || !dc_owner_of(sk, current_owns, &o))
     return;
+  if (dc_profiling()) {
+    dc_profile_add(o.tgid, DC_PROF_NET, op, NULL, bpf_ktime_get_ns(), 0, bytes > 0 ? bytes : 0, 0);
+    return;
+  }
   struct dc_net_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
   if (!ev) {
     dc_count_loss(DC_LOSS_RING_FULL);

@@ -49,8 +49,10 @@ int BPF_PROG(dc_sys_enter, struct pt_regs* regs, long id)
   if (!e)
     return 0;
   e->nr = nr;
-  dc_nest_place(&e->nest, regs->sp, task, &e->level, &e->parent);
-  e->id = dc_next_id(&e->nest, task->pid);
+  if (!dc_profiling()) { /* counters have no place in a call tree */
+    dc_nest_place(&e->nest, regs->sp, task, &e->level, &e->parent);
+    e->id = dc_next_id(&e->nest, task->pid);
+  }
   e->args[0] = regs->di;
   e->args[1] = regs->si;
   e->args[2] = regs->dx;
@@ -99,6 +101,21 @@ static __always_inline void dc_emit_call_path(const struct dc_thread* e, int pat
   dc_path_submit(r, len);
 }
 
+/* Pages of a file a read of `ret` bytes touched, as the page-cache summary counts them: its
+ * byte range when the call has an offset, else whole pages (pages_touched in user space). */
+static __always_inline __u64 dc_pages_read(const struct dc_thread* e, const struct dc_syscall_spec* spec,
+                                           __u32 mode, long ret)
+{
+  if (mode != 0100000 /* S_IFREG */ && mode != 0060000 /* S_IFBLK */)
+    return 0;
+  if (spec->offset_arg < 0 || spec->offset_arg >= 6)
+    return (ret + 4095) / 4096;
+  __s64 off = (__s64)dc_arg(e->args, spec->offset_arg);
+  if (off < 0)
+    return (ret + 4095) / 4096;
+  return ((__u64)off + ret - 1) / 4096 - (__u64)off / 4096 + 1;
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
 {
@@ -123,6 +140,13 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
     }
   } else if (spec->fd_a != DC_ARG_NONE && !spec->fd_at_entry) {
     dc_file_ref_of(dc_fd_file((int)dc_arg(e->args, spec->fd_a)), &file_a);
+  }
+  if (dc_profiling()) {
+    __u64 bytes = spec->moves && ret > 0 ? ret : 0;
+    __u64 pages = spec->moves == DC_MOVES_READ && ret > 0 ? dc_pages_read(e, spec, file_a.mode, ret) : 0;
+    dc_profile_add(bpf_get_current_pid_tgid() >> 32, DC_PROF_POSIX, nr, &file_a, now, now - e->ts, bytes,
+                   pages);
+    return 0;
   }
   if (spec->fd_b != DC_ARG_NONE)
     dc_file_ref_of(dc_fd_file((int)dc_arg(e->args, spec->fd_b)), &file_b);

@@ -48,11 +48,21 @@ int dc_uprobe_enter(struct pt_regs* ctx)
   f->str[0] = 0;
   __u32 probe = f->probe;
   struct dc_uprobe_spec* spec = bpf_map_lookup_elem(&dc_uprobe_specs, &probe);
-  if (spec && spec->str_arg >= 0 && spec->str_arg < 6)
+  if (spec && spec->str_arg >= 0 && spec->str_arg < 6 && !dc_profiling())
     bpf_probe_read_user_str(f->str, sizeof(f->str), (const void*)f->args[spec->str_arg & 7]);
   n->depth = d + 1;
   f->ts = bpf_ktime_get_ns();
   return 0;
+}
+
+/* Bytes a returned call moved, for profile mode: fread/fwrite return items, not bytes. */
+static __always_inline __u64 dc_uprobe_bytes(const struct dc_frame* f, __s64 ret)
+{
+  __u32 probe = f->probe;
+  struct dc_uprobe_spec* spec = bpf_map_lookup_elem(&dc_uprobe_specs, &probe);
+  if (!spec || spec->item_size_arg < 0 || spec->item_size_arg >= 6 || ret <= 0)
+    return 0;
+  return (__u64)ret * f->args[spec->item_size_arg & 7];
 }
 
 SEC("uretprobe")
@@ -81,6 +91,11 @@ int dc_uprobe_return(struct pt_regs* ctx)
   if (f->sp != entry_sp)
     return 0; /* not a call we saw begin (attached while it ran, or too deep) */
   n->depth = d - 1;
+  if (dc_profiling()) {
+    dc_profile_add(task->tgid, DC_PROF_UPROBE, f->probe, NULL, now, now - f->ts, dc_uprobe_bytes(f, ctx->ax),
+                   0);
+    return 0;
+  }
   struct dc_uprobe_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
   if (!ev) {
     dc_count_loss(DC_LOSS_RING_FULL);

@@ -95,6 +95,7 @@ result<int> run_daemon(const daemon_options& options)
   so.layers = probes_file->kernel_layers;
   so.uprobes = &probes_file->uprobes;
   so.beacon = &beacon;
+  so.profile_interval_ns = probes_file->profile_interval_ms * 1000000ull;
   auto probes = session::open(so);
   if (!probes)
     return std::unexpected(probes.error());
@@ -130,8 +131,10 @@ result<int> run_daemon(const daemon_options& options)
   run_facts facts{{"datacrumbs", options.probe_file, run_id},
                   0,
                   (*pipeline)->events_written(),
+                  (*pipeline)->counters_written(),
                   (*pipeline)->lost(),
-                  trace_path};
+                  trace_path,
+                  probes_file->profile_interval_ms};
   std::fprintf(stderr, "%s", (*pipeline)->summary_text(facts).c_str());
   return 0;
 }

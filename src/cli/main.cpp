@@ -8,6 +8,7 @@
 #include "cli/explore_mode.h"
 #include "cli/layers_mode.h"
 #include "cli/run_mode.h"
+#include "config/probe_config.h"
 
 namespace {
 
@@ -59,6 +60,15 @@ int main(int argc, char** argv)
   run_cmd->add_option(
       "--config", run.config_path,
       "probe config (capture_probes YAML); default: the shipped default.yaml (kernel layers + stdio)");
+  run_cmd
+      ->add_option("--mode", run.mode,
+                   "trace: one event per call; profile: counters per interval, kept in the kernel "
+                   "(default: the config's mode, else trace)")
+      ->check(CLI::IsMember({"trace", "profile"}));
+  run_cmd
+      ->add_option("--interval-ms", run.interval_ms,
+                   "profile mode's interval in milliseconds (default: the config's, else 1000)")
+      ->check(CLI::Range(dc::min_profile_interval_ms, dc::max_profile_interval_ms));
   run_cmd->add_option("command", run.command, "the command to trace, after --")->required();
   run_cmd->prefix_command(false);
 

@@ -38,6 +38,17 @@ void print_summary(const std::string& text, const run_options& options, int exit
   std::fprintf(stderr, "datacrumbs: '%s' exited with %d\n%s", cmd.c_str(), exit_code, text.c_str());
 }
 
+// Profile mode's interval (0: trace mode): the command line's choice, else the config's.
+uint64_t profile_interval_ms(const run_options& options, const probe_config& config)
+{
+  bool profile = options.mode.empty() ? config.profile_interval_ms != 0 : options.mode == "profile";
+  if (!profile)
+    return 0;
+  if (options.interval_ms)
+    return options.interval_ms;
+  return config.profile_interval_ms ? config.profile_interval_ms : 1000;
+}
+
 }  // namespace
 
 result<int> run_traced(const run_options& options)
@@ -76,7 +87,10 @@ result<int> run_traced(const run_options& options)
                                                               : options.config_path);
   if (!config)
     return std::unexpected(config.error());
-  auto probes = session::open({options.ring_bytes, options.verbose, options.layers, &*config});
+  uint64_t interval_ms = profile_interval_ms(options, *config);
+  uint64_t interval_ns = interval_ms * 1000000ull;
+  auto probes = session::open(
+      {options.ring_bytes, options.verbose, options.layers, &*config, nullptr, nullptr, interval_ns});
   if (!probes)
     return std::unexpected(probes.error());
   for (const auto& note : (*probes)->notes()) std::fprintf(stderr, "datacrumbs: %s\n", note.c_str());
@@ -112,7 +126,13 @@ result<int> run_traced(const run_options& options)
   if (!finished)
     return std::unexpected(finished.error());
 
-  run_facts facts{options.command, exit_code, (*pipeline)->events_written(), (*pipeline)->lost(), trace_path};
+  run_facts facts{options.command,
+                  exit_code,
+                  (*pipeline)->events_written(),
+                  (*pipeline)->counters_written(),
+                  (*pipeline)->lost(),
+                  trace_path,
+                  interval_ms};
   if (summary_file) {
     auto written = summary_file->commit((*pipeline)->summary_json(facts).dump(2) + "\n");
     if (!written)

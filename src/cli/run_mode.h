@@ -17,6 +17,8 @@ struct run_options {
   std::vector<std::string> layers;   // empty: as the config says
   std::string config_path;           // empty: the shipped default.yaml
   std::vector<std::string> systems;  // LABEL=REGEX rules naming storage systems
+  std::string mode;                  // trace | profile; empty: as the config says
+  uint64_t interval_ms = 0;          // profile mode's interval; 0: as the config says (or 1000)
 };
 
 // Returns the exit code the tool should exit with: the command's, as a shell reports it.

@@ -95,7 +95,10 @@ result<std::unique_ptr<trace_pipeline>> trace_pipeline::start(session& probes, g
 {
   std::unique_ptr<trace_pipeline> p(
       new trace_pipeline(probes, std::move(trace_file), root_pid, std::move(rules)));
-  auto running = collector::start(probes.ring_fd(), p->dec_, &p->writer_);
+  std::unique_ptr<profile_reader> profile;
+  if (probes.profile_fd() >= 0)
+    profile = std::make_unique<profile_reader>(probes.profile_fd(), probes.profile_interval_ns());
+  auto running = collector::start(probes.ring_fd(), p->dec_, &p->writer_, std::move(profile));
   if (!running)
     return std::unexpected(running.error());
   p->collector_ = std::move(*running);

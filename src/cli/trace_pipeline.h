@@ -34,6 +34,7 @@ class trace_pipeline {
   nlohmann::json summary_json(const run_facts& facts) const;
   std::string summary_text(const run_facts& facts) const;
   uint64_t events_written() const { return writer_.events_written(); }
+  uint64_t counters_written() const { return writer_.counters_written(); }
   const loss_counts& lost() const { return lost_; }
   uint64_t malformed() const { return dec_.malformed(); }
 

@@ -4,8 +4,6 @@
 
 namespace dc {
 
-namespace {
-
 std::string_view block_op_name(uint32_t op)
 {
   switch (op) {
@@ -16,8 +14,6 @@ std::string_view block_op_name(uint32_t op)
     default: return "other";
   }
 }
-
-}  // namespace
 
 void decoder::decode_block(const dc_block_event& raw)
 {

@@ -1,5 +1,7 @@
 #include "collect/collector.h"
 
+#include "core/clock.h"
+
 #include <bpf/libbpf.h>
 
 #include <cerrno>
@@ -12,9 +14,10 @@ namespace {
 constexpr size_t batch_bytes = 1 << 20;
 }
 
-result<std::unique_ptr<collector>> collector::start(int ring_fd, decoder& dec, pfw_writer* writer)
+result<std::unique_ptr<collector>> collector::start(int ring_fd, decoder& dec, pfw_writer* writer,
+                                                    std::unique_ptr<profile_reader> profile)
 {
-  std::unique_ptr<collector> c(new collector(dec, writer));
+  std::unique_ptr<collector> c(new collector(dec, writer, std::move(profile)));
   c->ring_ = ring_buffer__new(ring_fd, &collector::on_record, c.get(), nullptr);
   if (!c->ring_)
     return fail(std::string("cannot open the event ring: ") + std::strerror(errno));
@@ -65,8 +68,11 @@ void collector::consume_loop()
 {
   while (!stopping_.load(std::memory_order_acquire)) {
     ring_buffer__poll(ring_, poll_interval_ms);
+    uint64_t before_consume = monotonic_now_ns();
     ring_buffer__consume(ring_);
     hand_over_batch();
+    std::lock_guard lock(mutex_);
+    drained_ns_ = before_consume;
   }
   ring_buffer__consume(ring_);  // whatever arrived before stop
   hand_over_batch();
@@ -82,6 +88,7 @@ void collector::format_loop()
   for (;;) {
     std::vector<char> batch;
     bool done = false;
+    uint64_t decoded_until = 0;  // once this batch is decoded; 0: not known yet
     {
       std::unique_lock lock(mutex_);
       ready_.wait_for(lock, std::chrono::milliseconds(poll_interval_ms),
@@ -92,6 +99,8 @@ void collector::format_loop()
       } else {
         done = consumer_done_;
       }
+      if (queue_.empty())
+        decoded_until = drained_ns_;
     }
     for (size_t at = 0; at + sizeof(uint64_t) <= batch.size();) {
       uint32_t len;
@@ -99,6 +108,9 @@ void collector::format_loop()
       decoder_.decode(batch.data() + at + sizeof(uint64_t), len);
       at += sizeof(uint64_t) + ((len + 7) & ~size_t{7});
     }
+    if (profile_ && (done || (decoded_until && std::chrono::steady_clock::now() - last_take_ >=
+                                                   std::chrono::nanoseconds(profile_->interval_ns()))))
+      take_counters(decoded_until, done);
     if (writer_ && sink_status_) {
       auto flushed = writer_->maybe_flush(std::chrono::steady_clock::now());
       if (!flushed)
@@ -107,6 +119,13 @@ void collector::format_loop()
     if (done)
       return;
   }
+}
+
+void collector::take_counters(uint64_t decoded_until_ns, bool all)
+{
+  last_take_ = std::chrono::steady_clock::now();
+  for (const profile_sample& s : profile_->take(decoded_until_ns, all))
+    decoder_.decode_profile(s.key, s.counts, profile_->interval_ns());
 }
 
 result<> collector::stop()

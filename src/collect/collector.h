@@ -1,9 +1,11 @@
 // The run loop behind the probes: one thread drains the ring in batches (it is woken on a timer
 // or when the ring passes its fill mark, never per event, and never blocks on I/O); a second
-// thread decodes, formats and compresses whole batches.
+// thread decodes, formats and compresses whole batches, and in profile mode takes the kernel's
+// counters of each ended interval.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "collect/decoder.h"
+#include "collect/profile_reader.h"
 #include "core/result.h"
 #include "sink/pfw_writer.h"
 
@@ -23,7 +26,9 @@ class collector {
  public:
   static constexpr int poll_interval_ms = 100;
 
-  static result<std::unique_ptr<collector>> start(int ring_fd, decoder& dec, pfw_writer* writer);
+  // `profile` (profile mode only) is read on the formatting thread, in order with the ring.
+  static result<std::unique_ptr<collector>> start(int ring_fd, decoder& dec, pfw_writer* writer,
+                                                  std::unique_ptr<profile_reader> profile = nullptr);
   ~collector();
 
   // Drains every record still in the ring, then stops both threads. Returns the first error the
@@ -31,20 +36,27 @@ class collector {
   result<> stop();
 
  private:
-  collector(decoder& dec, pfw_writer* writer) : decoder_(dec), writer_(writer) {}
+  collector(decoder& dec, pfw_writer* writer, std::unique_ptr<profile_reader> profile)
+      : decoder_(dec), writer_(writer), profile_(std::move(profile))
+  {
+  }
   static int on_record(void* ctx, void* data, size_t size);
   void consume_loop();
   void format_loop();
   void hand_over_batch();
+  void take_counters(uint64_t decoded_until_ns, bool all);
 
   decoder& decoder_;
   pfw_writer* writer_;
+  std::unique_ptr<profile_reader> profile_;
+  std::chrono::steady_clock::time_point last_take_{};
   ring_buffer* ring_ = nullptr;
   std::vector<char> batch_;  // consumer side: [u32 size][record][pad to 8] ...
 
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::vector<char>> queue_;
+  uint64_t drained_ns_ = 0;  // every record submitted before this was in a handed-over batch
   bool consumer_done_ = false;
   std::atomic<bool> stopping_{false};
   result<> sink_status_;

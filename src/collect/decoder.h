@@ -45,6 +45,9 @@ class decoder {
   // Decodes one ring record; records too short for their kind are counted, not trusted.
   void decode(const void* data, size_t size);
 
+  // One profile-mode counter of one interval (profile_reader), as a "ph":"C" sample.
+  void decode_profile(const dc_profile_key& key, const dc_profile_counts& counts, uint64_t interval_ns);
+
   // Names the files a process holds open now (its /proc/PID/fd), for fds opened before tracing.
   void snapshot_fds(uint32_t pid);
 
@@ -63,6 +66,8 @@ class decoder {
   void decode_fault(const dc_fault_event& ev);
   void decode_fs(const dc_fs_event& ev);
   void decode_uprobe(const dc_uprobe_event& ev);
+  // Layer, operation name and direction of a profile counter; false for a key no layer made.
+  bool name_counter(const dc_profile_key& key, trace_event& ev);
   // An event of `category` for the thread in `hdr`, spanning hdr.ts_ns .. + dur_ns.
   trace_event begin_event(std::string_view name, std::string_view category, const dc_record_header& hdr,
                           uint64_t dur_ns) const;
@@ -75,6 +80,11 @@ class decoder {
   event_sinks sinks_;
   uint64_t malformed_ = 0;
 };
+
+// Names of the kernel layers' operations, shared by their event and profile decoding.
+std::string_view block_op_name(uint32_t op);
+std::string_view fs_op_name(uint32_t op);
+std::string_view net_op_name(uint32_t op);
 
 // "/a/b/c" from the leaf-first, NUL-separated components a BPF path walk produces.
 std::string join_components(std::string_view leaf_first);

@@ -4,8 +4,6 @@
 
 namespace dc {
 
-namespace {
-
 std::string_view fs_op_name(uint32_t op)
 {
   switch (op) {
@@ -20,8 +18,6 @@ std::string_view fs_op_name(uint32_t op)
     default: return "other";
   }
 }
-
-}  // namespace
 
 void decoder::decode_fs(const dc_fs_event& raw)
 {

@@ -6,8 +6,6 @@
 
 namespace dc {
 
-namespace {
-
 std::string_view net_op_name(uint32_t op)
 {
   switch (op) {
@@ -19,6 +17,8 @@ std::string_view net_op_name(uint32_t op)
     default: return "other";
   }
 }
+
+namespace {
 
 std::string_view tcp_state_name(uint32_t s)
 {

@@ -38,6 +38,24 @@ result<probe_config> load_probe_config(const std::string& path)
   return load_config_at_depth(path, 0);
 }
 
+// The top-level `mode` (trace | profile) and profile `interval_ms`.
+result<> read_mode(const YAML::Node& root, probe_config& config)
+{
+  try {
+    std::string mode = root["mode"] ? root["mode"].as<std::string>() : "trace";
+    if (mode != "trace" && mode != "profile")
+      return fail("mode must be 'trace' or 'profile', not '" + mode + "'");
+    uint64_t interval = root["interval_ms"] ? root["interval_ms"].as<uint64_t>() : 1000;
+    if (interval < min_profile_interval_ms || interval > max_profile_interval_ms)
+      return fail("interval_ms must be between " + std::to_string(min_profile_interval_ms) + " and " +
+                  std::to_string(max_profile_interval_ms));
+    config.profile_interval_ms = mode == "profile" ? interval : 0;
+  } catch (const YAML::Exception& e) {
+    return fail(std::string("mode/interval_ms: ") + e.what());
+  }
+  return {};
+}
+
 // `depth` bounds `include:` chains (an include cycle is an error, not a hang).
 result<probe_config> load_config_at_depth(const std::string& path, int depth)
 {
@@ -55,7 +73,9 @@ result<probe_config> load_config_at_depth(const std::string& path, int depth)
   YAML::Node probes = root.IsMap() ? root["capture_probes"] : YAML::Node();
   if (!probes || !probes.IsSequence())
     return fail("config '" + path + "': no capture_probes list", 2);
-  probe_config config{path, {}};
+  probe_config config{path, {}, 0};
+  if (auto mode = read_mode(root, config); !mode)
+    return fail("config '" + path + "': " + mode.error().message, 2);
   for (size_t i = 0; i < probes.size(); ++i) {
     const YAML::Node& n = probes[i];
     if (n.IsMap() && n["include"]) {

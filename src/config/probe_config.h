@@ -21,7 +21,12 @@ struct probe_entry {
 struct probe_config {
   std::string path;
   std::vector<probe_entry> entries;
+  // `mode: profile` (with `interval_ms`, default 1000): counters per interval; 0: trace mode.
+  uint64_t profile_interval_ms = 0;
 };
+
+constexpr uint64_t min_profile_interval_ms = 10;
+constexpr uint64_t max_profile_interval_ms = 3600 * 1000;
 
 // Reads and checks a config; errors name the file, the entry and what is wrong.
 result<probe_config> load_probe_config(const std::string& path);

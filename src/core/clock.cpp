@@ -14,6 +14,11 @@ int64_t ns_of(clockid_t id)
 }
 }  // namespace
 
+uint64_t monotonic_now_ns()
+{
+  return static_cast<uint64_t>(ns_of(CLOCK_MONOTONIC));
+}
+
 clock_offset measure_clock_offset()
 {
   int64_t best_gap = std::numeric_limits<int64_t>::max();

@@ -10,6 +10,9 @@ struct clock_offset {
   int64_t realtime_minus_monotonic_ns = 0;
 };
 
+// CLOCK_MONOTONIC now, the kernel timestamps' clock.
+uint64_t monotonic_now_ns();
+
 // Takes the tightest of several REALTIME/MONOTONIC/REALTIME bracketings.
 clock_offset measure_clock_offset();
 

@@ -27,6 +27,7 @@ struct trace_event {
   uint64_t bytes = 0;         // data moved, for layers that move data
   io_dir dir = io_dir::none;  // which way `bytes` moved
   bool counter = false;       // a "ph":"C" counter sample (args are the counts), not a span
+  uint64_t count = 1;         // calls the event stands for: a profile counter sums many
   uint64_t fhash = 0;         // 0: no file
   uint64_t fhash2 = 0;        // second file (rename target, sendfile input, ...)
   // Nesting, for events the kernel placed on their thread's call stack (level 0: not placed).

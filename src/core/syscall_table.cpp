@@ -13,30 +13,31 @@ constexpr int8_t ret_fd = DC_ARG_RET;
 constexpr auto uns = arg_format::u64;
 constexpr auto i32 = arg_format::i32;
 
-// spec fields: traced, fd_a, fd_b, fd_at_entry, path_a, path_b, dirfd_a, dirfd_b
+// spec fields: traced, fd_a, fd_b, fd_at_entry, path_a, path_b, dirfd_a, dirfd_b, moves, offset_arg
+// (the last two are filled from the entry's direction and "offset" argument by build_table)
 constexpr dc_syscall_spec fd_call(int8_t fd)
 {
-  return {1, fd, none, 0, none, none, none, none};
+  return {1, fd, none, 0, none, none, none, none, DC_MOVES_NONE, none};
 }
 constexpr dc_syscall_spec no_file()
 {
-  return {1, none, none, 0, none, none, none, none};
+  return {1, none, none, 0, none, none, none, none, DC_MOVES_NONE, none};
 }
 constexpr dc_syscall_spec path_call(int8_t path, int8_t dirfd = none)
 {
-  return {1, none, none, 0, path, none, dirfd, none};
+  return {1, none, none, 0, path, none, dirfd, none, DC_MOVES_NONE, none};
 }
 constexpr dc_syscall_spec open_call(int8_t path, int8_t dirfd = none)
 {
-  return {1, ret_fd, none, 0, path, none, dirfd, none};
+  return {1, ret_fd, none, 0, path, none, dirfd, none, DC_MOVES_NONE, none};
 }
 constexpr dc_syscall_spec two_fds(int8_t a, int8_t b)
 {
-  return {1, a, b, 0, none, none, none, none};
+  return {1, a, b, 0, none, none, none, none, DC_MOVES_NONE, none};
 }
 constexpr dc_syscall_spec two_paths(int8_t a, int8_t b, int8_t dirfd_a = none, int8_t dirfd_b = none)
 {
-  return {1, none, none, 0, a, b, dirfd_a, dirfd_b};
+  return {1, none, none, 0, a, b, dirfd_a, dirfd_b, DC_MOVES_NONE, none};
 }
 
 constexpr shown_arg fd0{"fd", 0, i32};
@@ -58,7 +59,7 @@ std::vector<syscall_info> build_table()
 #ifdef SYS_creat
       DC_SYSCALL(creat, open_call(0), {{{"mode", 1}}}, io_dir::none),
 #endif
-      DC_SYSCALL(close, {1, 0, none, 1, none, none, none, none}, {{fd0}}, io_dir::none),
+      DC_SYSCALL(close, {1, 0, none, 1, none, none, none, none, DC_MOVES_NONE, none}, {{fd0}}, io_dir::none),
       DC_SYSCALL(close_range, no_file(), {{{"fd", 0, i32}, {"max_fd", 1, uns}, {"flags", 2}}}, io_dir::none),
       DC_SYSCALL(read, fd_call(0), {{fd0, {"count", 2, uns}}}, io_dir::read),
       DC_SYSCALL(write, fd_call(0), {{fd0, {"count", 2, uns}}}, io_dir::write),
@@ -128,18 +129,21 @@ std::vector<syscall_info> build_table()
       DC_SYSCALL(pipe, no_file(), {}, io_dir::none),
 #endif
       DC_SYSCALL(pipe2, no_file(), {{{"flags", 1}}}, io_dir::none),
-      DC_SYSCALL(socket, {1, ret_fd, none, 0, none, none, none, none},
+      DC_SYSCALL(socket, {1, ret_fd, none, 0, none, none, none, none, DC_MOVES_NONE, none},
                  {{{"domain", 0}, {"type", 1}, {"protocol", 2}}}, io_dir::none),
       DC_SYSCALL(connect, fd_call(0), {{fd0}}, io_dir::none),
       DC_SYSCALL(bind, fd_call(0), {{fd0}}, io_dir::none),
       DC_SYSCALL(listen, fd_call(0), {{fd0, {"backlog", 1}}}, io_dir::none),
 #ifdef SYS_accept
-      DC_SYSCALL(accept, {1, ret_fd, none, 0, none, none, none, none}, {{fd0}}, io_dir::none),
+      DC_SYSCALL(accept, {1, ret_fd, none, 0, none, none, none, none, DC_MOVES_NONE, none}, {{fd0}},
+                 io_dir::none),
 #endif
-      DC_SYSCALL(accept4, {1, ret_fd, none, 0, none, none, none, none}, {{fd0, {"flags", 3}}}, io_dir::none),
+      DC_SYSCALL(accept4, {1, ret_fd, none, 0, none, none, none, none, DC_MOVES_NONE, none},
+                 {{fd0, {"flags", 3}}}, io_dir::none),
       DC_SYSCALL(setsockopt, fd_call(0), {{fd0, {"level", 1}, {"optname", 2}}}, io_dir::none),
       DC_SYSCALL(getsockopt, fd_call(0), {{fd0, {"level", 1}, {"optname", 2}}}, io_dir::none),
-      DC_SYSCALL(epoll_create1, {1, ret_fd, none, 0, none, none, none, none}, {{{"flags", 0}}}, io_dir::none),
+      DC_SYSCALL(epoll_create1, {1, ret_fd, none, 0, none, none, none, none, DC_MOVES_NONE, none},
+                 {{{"flags", 0}}}, io_dir::none),
       DC_SYSCALL(epoll_ctl, fd_call(0), {{fd0, {"op", 1}, {"target_fd", 2, i32}}}, io_dir::none),
 #ifdef SYS_epoll_wait
       DC_SYSCALL(epoll_wait, fd_call(0), {{fd0, {"maxevents", 2}, {"timeout", 3}}}, io_dir::none),
@@ -183,6 +187,15 @@ std::vector<syscall_info> build_table()
       DC_SYSCALL(sendmmsg, fd_call(0), {{fd0, {"vlen", 2}, {"flags", 3}}}, io_dir::none),
       DC_SYSCALL(recvmmsg, fd_call(0), {{fd0, {"vlen", 2}, {"flags", 3}}}, io_dir::none),
   };
+  // What profile mode needs besides files: which way bytes move, and where the offset is.
+  for (syscall_info& s : t) {
+    s.spec.moves = s.dir == io_dir::read    ? DC_MOVES_READ
+                   : s.dir == io_dir::write ? DC_MOVES_WRITE
+                                            : DC_MOVES_NONE;
+    for (const shown_arg& a : s.args)
+      if (a.key == "offset")
+        s.spec.offset_arg = a.index;
+  }
   return t;
 }
 

@@ -52,7 +52,8 @@ nlohmann::json content_json(const probe_file& p)
           {"uid", p.uid},
           {"config", p.config_path},
           {"kernel_layers", p.kernel_layers},
-          {"uprobes", uprobes}};
+          {"uprobes", uprobes},
+          {"profile_interval_ms", p.profile_interval_ms}};
 }
 
 result<std::string> gunzip(const std::string& bytes)
@@ -153,6 +154,10 @@ result<probe_file> parse_probe_file_content(const std::string& text)
     p.kernel_layers = c.at("kernel_layers").get<std::vector<std::string>>();
     for (const auto& u : c.at("uprobes"))
       p.uprobes.push_back({u.at("category"), u.at("function"), u.at("binary"), u.at("offset")});
+    p.profile_interval_ms = c.value("profile_interval_ms", uint64_t{0});
+    if (p.profile_interval_ms != 0 &&
+        (p.profile_interval_ms < min_profile_interval_ms || p.profile_interval_ms > max_profile_interval_ms))
+      return fail("malformed probe file: profile_interval_ms out of range");
     return p;
   } catch (const nlohmann::json::exception& e) {
     return fail(std::string("malformed probe file: ") + e.what());
@@ -166,6 +171,7 @@ probe_file resolve_probe_file(const probe_config& config, uint32_t uid, std::vec
   p.config_path = config.path;
   p.kernel_layers = kernel_layers_in(config);
   p.uprobes = plan_uprobes(config, notes);
+  p.profile_interval_ms = config.profile_interval_ms;
   return p;
 }
 

@@ -19,6 +19,7 @@ struct probe_file {
   std::string config_path;
   std::vector<std::string> kernel_layers;
   std::vector<uprobe_target> uprobes;
+  uint64_t profile_interval_ms = 0;  // the config's profile mode; 0: trace mode
 };
 
 // Reads the secret; with `create`, makes it first (32 random bytes, root-owned, mode 0400) when it

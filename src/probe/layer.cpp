@@ -107,7 +107,8 @@ result<> reuse_shared_maps(bpf_object* obj, const shared_maps& maps)
   } shared[] = {{"dc_events", maps.events_fd},
                 {"dc_traced", maps.traced_fd},
                 {"dc_lost", maps.lost_fd},
-                {"dc_threads", maps.threads_fd}};
+                {"dc_threads", maps.threads_fd},
+                {"dc_profile", maps.profile_fd}};
   for (const auto& m : shared) {
     bpf_map* map = bpf_object__find_map_by_name(obj, m.name);
     if (!map)

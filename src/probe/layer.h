@@ -41,7 +41,9 @@ struct shared_maps {
   int traced_fd = -1;
   int lost_fd = -1;
   int threads_fd = -1;
+  int profile_fd = -1;
   uint64_t wake_mark = 0;
+  uint64_t profile_interval_ns = 0;  // 0: trace mode (one record per event)
 };
 
 class layer {

@@ -24,6 +24,7 @@ namespace dc {
 namespace {
 
 bool g_verbose = false;
+constexpr uint32_t profile_map_entries = 1u << 18;
 
 int libbpf_log(enum libbpf_print_level level, const char* fmt, va_list args)
 {
@@ -97,6 +98,12 @@ result<> session::open_process_tracking(const session_options& options)
     return fail(std::string("cannot open the process BPF object: ") + std::strerror(errno));
   maps_.wake_mark = options.ring_bytes / 4;
   process_->rodata->dc_wake_mark = maps_.wake_mark;
+  maps_.profile_interval_ns = options.profile_interval_ns;
+  process_->rodata->dc_profile_interval_ns = maps_.profile_interval_ns;
+  // About three intervals are in the map at once; an event that finds no room is counted lost.
+  uint32_t profile_entries = maps_.profile_interval_ns ? profile_map_entries : 1;
+  if (int err = bpf_map__set_max_entries(process_->maps.dc_profile, profile_entries); err)
+    return fail(std::string("cannot size the profile map: ") + std::strerror(-err));
   if (int err = bpf_map__set_max_entries(process_->maps.dc_events, static_cast<uint32_t>(options.ring_bytes));
       err)
     return fail(std::string("cannot size the event ring: ") + std::strerror(-err));
@@ -106,6 +113,7 @@ result<> session::open_process_tracking(const session_options& options)
   maps_.traced_fd = bpf_map__fd(process_->maps.dc_traced);
   maps_.lost_fd = bpf_map__fd(process_->maps.dc_lost);
   maps_.threads_fd = bpf_map__fd(process_->maps.dc_threads);
+  maps_.profile_fd = bpf_map__fd(process_->maps.dc_profile);
   bpf_program* prog;
   bpf_object__for_each_program(prog, process_->obj)
   {
@@ -167,7 +175,7 @@ loss_counts session::losses()
       continue;
     uint64_t sum = 0;
     for (uint64_t v : per_cpu) sum += v;
-    uint64_t* slot[DC_LOSS_KINDS] = {&total.ring_full, &total.no_state, &total.too_deep};
+    uint64_t* slot[DC_LOSS_KINDS] = {&total.ring_full, &total.no_state, &total.too_deep, &total.profile_full};
     *slot[kind] = sum;
   }
   total.skipped = skipped_runs(process_->obj);

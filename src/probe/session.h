@@ -24,6 +24,7 @@ struct session_options {
   const probe_config* config = nullptr;  // kernel layers and user-space functions to trace
   const std::vector<uprobe_target>* uprobes = nullptr;  // already resolved (a probe file's)
   const beacon_target* beacon = nullptr;                // the daemon: trace registering processes
+  uint64_t profile_interval_ns = 0;  // profile mode: count events per interval in the kernel
 };
 
 class session {
@@ -32,6 +33,9 @@ class session {
   ~session();
 
   int ring_fd() const { return maps_.events_fd; }
+  // Profile mode: the map of per-interval counters, and the interval; -1 and 0 in trace mode.
+  int profile_fd() const { return maps_.profile_interval_ns ? maps_.profile_fd : -1; }
+  uint64_t profile_interval_ns() const { return maps_.profile_interval_ns; }
   // Traces pid from its next exec on.
   result<> arm(uint32_t pid);
   void disarm(uint32_t pid);

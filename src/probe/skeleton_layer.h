@@ -21,6 +21,7 @@ class skeleton_layer : public layer {
     if (!skel_)
       return fail("cannot open the " + std::string(name()) + " BPF object: " + std::strerror(errno));
     skel_->rodata->dc_wake_mark = maps.wake_mark;
+    skel_->rodata->dc_profile_interval_ns = maps.profile_interval_ns;
     if (auto shared = reuse_shared_maps(skel_->obj, maps); !shared)
       return shared;
     if (auto ready = before_load(*skel_); !ready)

@@ -148,6 +148,7 @@ class uprobe_layer final
       const function_info* info = find_function(targets_[i].function);
       dc_uprobe_spec spec{};
       spec.str_arg = info ? info->str_arg : -1;
+      spec.item_size_arg = info ? info->item_size_arg : -1;
       if (bpf_map_update_elem(specs, &i, &spec, BPF_ANY) != 0)
         return fail(std::string("cannot fill the uprobe spec map: ") + std::strerror(errno));
     }

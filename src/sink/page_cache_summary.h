@@ -24,7 +24,8 @@ struct page_cache_counts {
 };
 
 // Pages a read touched: its byte range when the call has an offset, else whole pages from the
-// start of one (a sequential read of aligned buffers, what the position usually is).
+// start of one (a sequential read of aligned buffers, what the position usually is). A profile
+// counter carries the sum the kernel made the same way, as its "pages" arg.
 uint64_t pages_touched(const trace_event& read);
 
 class page_cache_tally {

@@ -120,8 +120,7 @@ void pfw_writer::write_event(const trace_event& ev, const trace_names& names)
   if (ev.fhash2)
     append_field(b, "fhash2", ev.fhash2);
   b.append("}}\n");
-  if (!ev.counter)
-    ++events_;
+  ++(ev.counter ? counters_ : events_);
 }
 
 result<> pfw_writer::maybe_flush(std::chrono::steady_clock::time_point now)
@@ -137,10 +136,12 @@ result<> pfw_writer::finish(const loss_counts& lost)
   begin_metadata("end", root_pid_, root_pid_);
   std::string& b = out_.buffer();
   append_field(b, "events_written", events_);
+  append_field(b, "counters_written", counters_);
   append_field(b, "events_lost", lost.total());
   append_field(b, "lost_ring_full", lost.ring_full);
   append_field(b, "lost_no_state", lost.no_state);
   append_field(b, "lost_too_deep", lost.too_deep);
+  append_field(b, "lost_profile_full", lost.profile_full);
   append_field(b, "lost_skipped", lost.skipped);
   b.append("}}\n]\n");
   return out_.close();

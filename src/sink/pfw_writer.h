@@ -23,11 +23,12 @@ struct trace_names {
 };
 
 struct loss_counts {
-  uint64_t ring_full = 0;  // the ring had no room
-  uint64_t no_state = 0;   // no per-thread entry state could be created
-  uint64_t skipped = 0;    // the kernel skipped a program run (recursion on one CPU)
-  uint64_t too_deep = 0;   // a user-space call nested deeper than the per-thread stack
-  uint64_t total() const { return ring_full + no_state + skipped + too_deep; }
+  uint64_t ring_full = 0;     // the ring had no room
+  uint64_t no_state = 0;      // no per-thread entry state could be created
+  uint64_t skipped = 0;       // the kernel skipped a program run (recursion on one CPU)
+  uint64_t too_deep = 0;      // a user-space call nested deeper than the per-thread stack
+  uint64_t profile_full = 0;  // profile mode: no room for a new counter
+  uint64_t total() const { return ring_full + no_state + skipped + too_deep + profile_full; }
 };
 
 class pfw_writer {
@@ -50,7 +51,8 @@ class pfw_writer {
     labeler_ = std::move(labeler);
   }
 
-  uint64_t events_written() const { return events_; }  // spans ("ph":"X"), not counters
+  uint64_t events_written() const { return events_; }      // spans ("ph":"X"), not counters
+  uint64_t counters_written() const { return counters_; }  // "ph":"C" samples
 
  private:
   void begin_metadata(std::string_view name, uint32_t pid, uint32_t tid);
@@ -63,6 +65,7 @@ class pfw_writer {
   uint32_t root_pid_;
   uint64_t next_id_ = 1;
   uint64_t events_ = 0;
+  uint64_t counters_ = 0;
   std::chrono::steady_clock::time_point last_flush_;
   std::unordered_set<uint64_t> written_hashes_;
   std::unordered_map<uint32_t, uint64_t> named_pids_;  // pid -> hash of the command it was named with

@@ -18,16 +18,16 @@ void add_to(io_totals& t, const trace_event& ev)
     if (flow == t.flows.end())
       flow = t.flows.emplace(std::string(ev.category), layer_flow{}).first;
     (ev.dir == io_dir::read ? flow->second.read_bytes : flow->second.write_bytes) += ev.bytes;
-    ++(ev.dir == io_dir::read ? flow->second.read_ops : flow->second.write_ops);
+    (ev.dir == io_dir::read ? flow->second.read_ops : flow->second.write_ops) += ev.count;
   }
   auto layer = ops.find(ev.category);
   if (layer == ops.end())
     layer = ops.emplace(std::string(ev.category), std::map<std::string, op_stats>{}).first;
   op_stats& s = layer->second[std::string(ev.name)];
-  ++s.count;
+  s.count += ev.count;
   s.bytes += ev.bytes;
   s.time_us += ev.dur_us;
-  if (ev.category == "BLOCK")
+  if (ev.category == "BLOCK" && !ev.counter)
     s.durations_us.push_back(static_cast<uint32_t>(std::min<uint64_t>(ev.dur_us, UINT32_MAX)));
 }
 
@@ -95,9 +95,13 @@ nlohmann::json summary_json(const summary_builder& s, const process_table& proce
   j["command"] = run.command;
   j["exit_code"] = run.exit_code;
   j["trace"] = run.trace_path;
-  j["events"] = {{"written", run.events_written},        {"lost", run.lost.total()},
-                 {"lost_ring_full", run.lost.ring_full}, {"lost_no_state", run.lost.no_state},
-                 {"lost_too_deep", run.lost.too_deep},   {"lost_skipped", run.lost.skipped}};
+  j["mode"] = run.profile_interval_ms ? "profile" : "trace";
+  if (run.profile_interval_ms)
+    j["interval_ms"] = run.profile_interval_ms;
+  j["events"] = {{"written", run.events_written},      {"counters", run.counters_written},
+                 {"lost", run.lost.total()},           {"lost_ring_full", run.lost.ring_full},
+                 {"lost_no_state", run.lost.no_state}, {"lost_too_deep", run.lost.too_deep},
+                 {"lost_skipped", run.lost.skipped},   {"lost_profile_full", run.lost.profile_full}};
   j["layers"] = layers_json(s.totals().ops);
   j["amplification"] = amplification_json(s.totals());
   if (!s.page_cache().empty()) {
@@ -150,9 +154,11 @@ std::string summary_text(const summary_builder& s, const process_table& processe
                   pc["hit_ratio"].is_null() ? "-" : std::to_string(pc["hit_ratio"].get<double>()).c_str());
     out += line;
   }
-  std::snprintf(line, sizeof(line), "processes: %zu   events written: %llu   events lost: %llu\n",
-                processes.size(), static_cast<unsigned long long>(run.events_written),
-                static_cast<unsigned long long>(run.lost.total()));
+  std::snprintf(
+      line, sizeof(line), "processes: %zu   %s written: %llu   events lost: %llu\n", processes.size(),
+      run.profile_interval_ms ? "counters" : "events",
+      static_cast<unsigned long long>(run.profile_interval_ms ? run.counters_written : run.events_written),
+      static_cast<unsigned long long>(run.lost.total()));
   out += line;
   out += "trace: " + run.trace_path + "\n";
   return out;

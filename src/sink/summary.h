@@ -69,8 +69,10 @@ struct run_facts {
   std::vector<std::string> command;
   int exit_code = 0;
   uint64_t events_written = 0;
+  uint64_t counters_written = 0;  // profile mode: "ph":"C" samples
   loss_counts lost;
   std::string trace_path;
+  uint64_t profile_interval_ms = 0;  // 0: trace mode
 };
 
 nlohmann::json summary_json(const summary_builder& s, const process_table& processes, const name_table& names,

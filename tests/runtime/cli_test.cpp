@@ -82,6 +82,14 @@ TEST_F(runtime_test, BadInputGetsOneClearLine)
   std::ofstream(bad_config)
       << "capture_probes:\n  - name: X\n    probe: uprobe\n    file: libc.so.6\n    regex: '(['\n";
   expect_refused(dir, "run --config " + shell_quote(bad_config) + " -- " + touch, 2, "capture_probes[0]");
+  // Profile mode's settings, on the command line and in a config.
+  expect_refused(dir, "run --mode fast -- " + touch, 2, "--mode");
+  expect_refused(dir, "run --mode profile --interval-ms 5 -- " + touch, 2, "--interval-ms");
+  std::ofstream(bad_config) << "mode: fast\ncapture_probes:\n  - name: POSIX\n    probe: syscalls\n";
+  expect_refused(dir, "run --config " + shell_quote(bad_config) + " -- " + touch, 2, "mode must be");
+  std::ofstream(bad_config)
+      << "mode: profile\ninterval_ms: 0\ncapture_probes:\n  - name: POSIX\n    probe: syscalls\n";
+  expect_refused(dir, "run --config " + shell_quote(bad_config) + " -- " + touch, 2, "interval_ms");
   expect_refused(dir, "explore /etc/passwd", 1, "not an ELF file");
   expect_refused(dir, "explore libc.so.6 --regex '('", 2, "--regex");
   expect_refused(dir, "explore", 2, "explore");

@@ -51,6 +51,11 @@ struct deploy_test : runtime_test {
     unsetenv("DATACRUMBS_TRACE_DIR");
     unsetenv("DATACRUMBS_RUN_DIR");
   }
+  // Starts the daemon in the background on `probe_file` and waits for its ready file; returns
+  // what the ready file says.
+  nlohmann::json start_daemon(const std::string& probe_file, const std::string& run_id);
+  // SIGTERM, then waits for the daemon to exit; its ready file must be gone.
+  void stop_daemon(const std::string& run_id);
   // Runs the daemon in the foreground; its exit status and its stderr.
   std::pair<int, std::string> daemon_refuses(const std::string& args)
   {
@@ -70,18 +75,38 @@ bool wait_for(const std::function<bool()>& done)
   return false;
 }
 
-TEST_F(deploy_test, OnlyTheWrappedProgramOfTheSignedUserIsTraced)
+nlohmann::json deploy_test::start_daemon(const std::string& probe_file, const std::string& run_id)
 {
-  std::string ready = dir / "run/datacrumbs-job7.ready", pid_file = dir / "daemon.pid";
+  std::string ready = dir / ("run/datacrumbs-" + run_id + ".ready"), pid_file = dir / "daemon.pid";
   // Its stdout must not be the test's: ctest waits for every holder of that pipe to close it.
-  ASSERT_EQ(run_shell(std::string(DATACRUMBS_BIN) + " " + shell_quote(probes) + " job7 >/dev/null 2>" +
-                      shell_quote(dir / "d.err") + " & echo $! > " + shell_quote(pid_file)),
-            0);
+  EXPECT_EQ(
+      run_shell(std::string(DATACRUMBS_BIN) + " " + shell_quote(probe_file) + " " + run_id +
+                " >/dev/null 2>" + shell_quote(dir / "d.err") + " & echo $! > " + shell_quote(pid_file)),
+      0);
   daemon = std::atoi(read_file(pid_file).c_str());
-  ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(ready); })) << read_file(dir / "d.err");
+  if (!wait_for([&] { return std::filesystem::exists(ready); })) {
+    ADD_FAILURE() << "no ready file: " << read_file(dir / "d.err");
+    return {};
+  }
   auto info = nlohmann::json::parse(read_file(ready));
   EXPECT_EQ(info["pid"], daemon);
-  EXPECT_EQ(info["trace"], dir / "traces/datacrumbs-job7.pfw.gz");
+  EXPECT_EQ(info["trace"], dir / ("traces/datacrumbs-" + run_id + ".pfw.gz"));
+  return info;
+}
+
+void deploy_test::stop_daemon(const std::string& run_id)
+{
+  ASSERT_EQ(kill(daemon, SIGTERM), 0);
+  ASSERT_TRUE(wait_for([&] { return kill(daemon, 0) != 0; })) << "the daemon did not stop";
+  daemon = 0;
+  EXPECT_FALSE(std::filesystem::exists(dir / ("run/datacrumbs-" + run_id + ".ready")))
+      << "the ready file outlived the daemon";
+}
+
+TEST_F(deploy_test, OnlyTheWrappedProgramOfTheSignedUserIsTraced)
+{
+  auto info = start_daemon(probes, "job7");
+  ASSERT_FALSE(info.is_null());
 
   // A copy of dd with the client library added as a dependency: traced without the wrapper.
   std::string tracked_dd = dir / "tracked_dd", tracked = dir / "tracked.bin";
@@ -109,11 +134,7 @@ TEST_F(deploy_test, OnlyTheWrappedProgramOfTheSignedUserIsTraced)
   std::filesystem::remove_all(shared);
   ASSERT_EQ(other_status, 0);
 
-  ASSERT_EQ(kill(daemon, SIGTERM), 0);
-  ASSERT_TRUE(wait_for([&] { return kill(daemon, 0) != 0; })) << "the daemon did not stop";
-  daemon = 0;
-  EXPECT_FALSE(std::filesystem::exists(ready)) << "the ready file outlived the daemon";
-
+  stop_daemon("job7");
   auto trace = parse_trace_text(read_gzip_members(info["trace"]).text);
   EXPECT_TRUE(trace.closed) << "the trace was not finished";
   int writes = 0;
@@ -140,6 +161,43 @@ TEST_F(deploy_test, OnlyTheWrappedProgramOfTheSignedUserIsTraced)
   std::string needed = dir / "needed.txt";
   ASSERT_EQ(run_shell("patchelf --print-needed " + shell_quote(tracked_dd) + " > " + shell_quote(needed)), 0);
   EXPECT_EQ(read_file(needed).find("datacrumbs_client"), std::string::npos) << read_file(needed);
+}
+
+// A config with `mode: profile` makes a probe file on which the daemon counts in the kernel:
+// the trace holds per-interval samples that add up to the wrapped program's writes exactly.
+TEST_F(deploy_test, AProfileProbeFileMakesTheDaemonCountPerInterval)
+{
+  std::string profile_config = dir / "profile.yaml", profile_probes = dir / "profile.json.gz";
+  std::ofstream(profile_config) << "mode: profile\ninterval_ms: 100\ncapture_probes:\n"
+                                   "  - name: POSIX\n    probe: syscalls\n";
+  ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_probe_configurator " + shell_quote(profile_config) + " " +
+                      shell_quote(profile_probes) + " 2>/dev/null"),
+            0);
+  auto info = start_daemon(profile_probes, "prof1");
+  ASSERT_FALSE(info.is_null());
+  std::string wrapped = dir / "wrapped.bin", plain = dir / "plain.bin";
+  ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_wrap dd if=/dev/zero of=" + shell_quote(wrapped) +
+                      " bs=4k count=10 status=none"),
+            0);
+  ASSERT_EQ(run_shell("dd if=/dev/zero of=" + shell_quote(plain) + " bs=4k count=7 status=none"), 0);
+  stop_daemon("prof1");
+
+  auto trace = parse_trace_text(read_gzip_members(info["trace"]).text);
+  EXPECT_TRUE(trace.closed);
+  EXPECT_TRUE(complete_events(trace).empty()) << "profile mode writes no per-call events";
+  uint64_t writes = 0, bytes = 0;
+  for (const auto& e : trace.lines) {
+    if (e["ph"] != "C")
+      continue;
+    uint64_t fh = e["args"].value("fhash", 0ull);
+    EXPECT_NE(fh, string_hash(plain)) << "the unwrapped program was counted: " << e;
+    if (e["cat"] == "POSIX" && e["name"] == "write" && fh == string_hash(wrapped)) {
+      writes += e["args"]["count"].get<uint64_t>();
+      bytes += e["args"]["bytes"].get<uint64_t>();
+    }
+  }
+  EXPECT_EQ(writes, 10u);
+  EXPECT_EQ(bytes, 10u * 4096);
 }
 
 // The installed layout and the scripts datacrumbs@.service calls: start returns once the daemon

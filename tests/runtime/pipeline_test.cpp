@@ -51,19 +51,22 @@ struct pipeline : runtime_test {
         " && dd if=numbers.txt of=dd.out bs=4096 count=20 2>/dev/null"
         " && stat missing.txt 2>/dev/null; rm -r d; cat sevens.txt top.txt > /dev/null";
   }
+  // Runs the script under strace and under the tool (with tool_args); per-syscall counts must
+  // be equal. Returns the tool's run.
+  traced_run expect_counts_equal_strace(const std::string& tool_args);
 };
 
-TEST_F(pipeline, PerSyscallCountsEqualStrace)
+traced_run pipeline::expect_counts_equal_strace(const std::string& tool_args)
 {
   std::string strace_out = dir / "strace.txt";
-  ASSERT_EQ(run_shell("strace -f -c -o " + shell_quote(strace_out) + " -- " + script_in("strace-run") +
+  EXPECT_EQ(run_shell("strace -f -c -o " + shell_quote(strace_out) + " -- " + script_in("strace-run") +
                       " >/dev/null 2>&1"),
             0);
   auto truth = strace_counts(strace_out);
-  ASSERT_GT(truth["openat"], 10u);
+  EXPECT_GT(truth["openat"], 10u);
 
-  auto run = trace_command(dir, script_in("traced-run"));
-  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto run = trace_command(dir, script_in("traced-run"), tool_args);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
   const auto& ours = run.summary["layers"]["POSIX"];
   int compared = 0;
   for (const auto& s : traced_syscalls()) {
@@ -75,12 +78,34 @@ TEST_F(pipeline, PerSyscallCountsEqualStrace)
   }
   EXPECT_GE(compared, 15);
   EXPECT_EQ(run.summary["events"]["lost"], 0);
+  return run;
+}
 
+TEST_F(pipeline, PerSyscallCountsEqualStrace)
+{
+  auto run = expect_counts_equal_strace("");
   // The trace holds exactly the events the summary counts.
   std::map<std::string, uint64_t> in_trace;
-  for (const auto& e : complete_events(run.trace)) ++in_trace[e["name"].get<std::string>()];
-  for (const auto& [name, stats] : ours.items())
+  for (const auto& e : complete_events(run.trace))
+    if (e["cat"] == "POSIX")
+      ++in_trace[e["name"].get<std::string>()];
+  for (const auto& [name, stats] : run.summary["layers"]["POSIX"].items())
     EXPECT_EQ(in_trace[name], stats["count"].get<uint64_t>()) << name;
+}
+
+// Profile mode: the kernel's per-interval counters add up to strace's counts, and the trace's
+// "ph":"C" samples to the summary, with no per-call event in the trace.
+TEST_F(pipeline, ProfileCountersEqualStrace)
+{
+  auto run = expect_counts_equal_strace("--mode profile --interval-ms 20");
+  EXPECT_EQ(run.summary["mode"], "profile");
+  std::map<std::string, uint64_t> in_trace;
+  for (const auto& e : run.trace.lines)
+    if (e["ph"] == "C" && e["cat"] == "POSIX")
+      in_trace[e["name"].get<std::string>()] += e["args"]["count"].get<uint64_t>();
+  for (const auto& [name, stats] : run.summary["layers"]["POSIX"].items())
+    EXPECT_EQ(in_trace[name], stats["count"].get<uint64_t>()) << name;
+  EXPECT_TRUE(complete_events(run.trace).empty());
 }
 
 }  // namespace

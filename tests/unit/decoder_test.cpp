@@ -248,5 +248,51 @@ TEST_F(decoder_fixture, ShortRecordsAreCountedNotTrusted)
   EXPECT_TRUE(events().empty());
 }
 
+// Profile mode: one counter per (process, layer, operation, file, interval) becomes a "ph":"C"
+// sample at its interval's start, and the summary counts the calls it stands for.
+TEST_F(decoder_fixture, ProfileCountersAreSamplesAndTheSummaryCountsTheirCalls)
+{
+  feed_path(DC_REC_FILE_NAME, 11, "", std::string_view("data.bin\0dir\0", 13), data_file);
+  constexpr uint64_t interval = 1'000'000;  // 1 ms
+  dc_profile_key key{};
+  key.epoch = 7;
+  key.file = data_file;
+  key.tgid = 10;
+  key.layer = DC_PROF_POSIX;
+  key.op = SYS_pread64;
+  dec->decode_profile(key, {300, 4'500'000, 300 * 4096, 300}, interval);
+  key.epoch = 8;
+  dec->decode_profile(key, {20, 100'000, 20 * 4096, 20}, interval);
+  dc_profile_key unknown = key;
+  unknown.layer = 99;
+  dec->decode_profile(unknown, {1, 0, 0, 0}, interval);
+  EXPECT_EQ(dec->malformed(), 1u);
+
+  const op_stats& s = summary.totals().ops.at("POSIX").at("pread64");
+  EXPECT_EQ(s.count, 320u);
+  EXPECT_EQ(s.bytes, 320u * 4096);
+  EXPECT_EQ(s.time_us, 4600u);
+  EXPECT_EQ(summary.totals().flows.at("POSIX").read_ops, 320u);
+  EXPECT_EQ(summary.page_cache().by_file().begin()->second.pages_read, 320u);
+
+  ASSERT_TRUE(writer->finish({}));
+  std::vector<nlohmann::json> samples;
+  for (auto& j : test::parse_trace_text(test::read_gzip_members(path).text).lines) {
+    EXPECT_NE(j["ph"], "X");
+    if (j["ph"] == "C")
+      samples.push_back(j);
+  }
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0]["name"], "pread64");
+  EXPECT_EQ(samples[0]["cat"], "POSIX");
+  EXPECT_EQ(samples[0]["pid"], 10);
+  EXPECT_EQ(samples[0]["ts"], 7000);  // epoch 7 of 1 ms, in microseconds
+  EXPECT_EQ(samples[0]["args"]["count"], 300);
+  EXPECT_EQ(samples[0]["args"]["time_us"], 4500);
+  EXPECT_EQ(samples[0]["args"]["bytes"], 300 * 4096);
+  EXPECT_EQ(samples[0]["args"]["fhash"], string_hash("/dir/data.bin"));
+  EXPECT_EQ(samples[1]["ts"], 8000);
+}
+
 }  // namespace
 }  // namespace dc

@@ -14,6 +14,7 @@ probe_file sample()
   p.kernel_layers = {"syscall", "block"};
   p.uprobes = {{"STDIO", "fwrite", "/usr/lib/x86_64-linux-gnu/libc.so.6", 0x7a3f0},
                {"STDIO", "fclose", "/usr/lib/x86_64-linux-gnu/libc.so.6", 0x79b20}};
+  p.profile_interval_ms = 250;
   return p;
 }
 
@@ -31,6 +32,7 @@ TEST(ProbeFile, WhatIsSignedVerifiesAndComesBackExactly)
   ASSERT_EQ(back->uprobes.size(), 2u);
   EXPECT_EQ(back->uprobes[0].function, "fwrite");
   EXPECT_EQ(back->uprobes[0].offset, 0x7a3f0u);
+  EXPECT_EQ(back->profile_interval_ms, 250u);
 }
 
 TEST(ProbeFile, AnotherSecretATamperedFileAndGarbageAreRefused)

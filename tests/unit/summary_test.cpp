@@ -25,7 +25,7 @@ TEST(Summary, AddsCountsBytesAndTimePerLayerAndProcess)
   process_table procs;
   procs[1] = {1, 0, "a b", "a", 0, {}};
   procs[2] = {2, 1, "a b", "a", 0, {}};
-  run_facts facts{{"a", "b"}, 3, 4, {1, 0}, "t.pfw.gz"};
+  run_facts facts{{"a", "b"}, 3, 4, 0, {1, 0}, "t.pfw.gz"};
   auto j = summary_json(s, procs, name_table{}, facts);
   EXPECT_EQ(j["command"], nlohmann::json({"a", "b"}));
   EXPECT_EQ(j["exit_code"], 3);

@@ -1,0 +1,90 @@
+// Decoder of profile mode's counters: one "ph":"C" sample per process, layer, operation and
+// file for each interval, with args count, time_us and bytes; named and charged to files the
+// way each layer's events are.
+#include <sys/stat.h>
+
+#include "collect/decoder.h"
+#include "core/syscall_table.h"
+
+namespace dc {
+
+namespace {
+
+bool is_file_data(uint32_t mode)
+{
+  return (mode & S_IFMT) == S_IFREG || (mode & S_IFMT) == S_IFBLK;
+}
+
+}  // namespace
+
+bool decoder::name_counter(const dc_profile_key& key, trace_event& ev)
+{
+  switch (key.layer) {
+    case DC_PROF_POSIX: {
+      const syscall_info* info = find_syscall(key.op);
+      if (!info)
+        return false;
+      ev.name = info->name;
+      ev.category = "POSIX";
+      // As in events: only file data counts as the application's I/O.
+      ev.dir = is_file_data(key.file.mode) ? info->dir : io_dir::none;
+      return true;
+    }
+    case DC_PROF_UPROBE:
+      if (key.op >= state_.uprobes.size())
+        return false;
+      ev.name = state_.uprobes[key.op].function;
+      ev.category = state_.uprobes[key.op].category;
+      return true;
+    case DC_PROF_BLOCK:
+      ev.name = block_op_name(key.op);
+      ev.category = "BLOCK";
+      ev.dir = key.op == DC_BLOCK_READ    ? io_dir::read
+               : key.op == DC_BLOCK_WRITE ? io_dir::write
+                                          : io_dir::none;
+      return true;
+    case DC_PROF_FS:
+      ev.name = fs_op_name(key.op);
+      ev.category = "FS";
+      ev.dir = key.op == DC_FS_DIRECT_READ    ? io_dir::read
+               : key.op == DC_FS_DIRECT_WRITE ? io_dir::write
+                                              : io_dir::none;
+      return true;
+    case DC_PROF_NET:
+      ev.name = net_op_name(key.op);
+      ev.category = "NET";
+      ev.dir = key.op == DC_NET_SEND ? io_dir::write : key.op == DC_NET_RECV ? io_dir::read : io_dir::none;
+      return true;
+    case DC_PROF_FAULT:
+      ev.name = key.op ? "major_fault" : "minor_fault";
+      ev.category = "FAULT";
+      return true;
+    default: return false;
+  }
+}
+
+void decoder::decode_profile(const dc_profile_key& key, const dc_profile_counts& counts, uint64_t interval_ns)
+{
+  trace_event ev;
+  if (!name_counter(key, ev)) {
+    ++malformed_;
+    return;
+  }
+  ev.counter = true;
+  ev.pid = ev.tid = key.tgid;
+  ev.ts_us = to_epoch_us(key.epoch * interval_ns, state_.clock);  // the interval's start
+  ev.count = counts.count;
+  ev.dur_us = counts.time_ns / 1000;
+  ev.bytes = counts.bytes;
+  if (ev.bytes == 0)
+    ev.dir = io_dir::none;
+  ev.fhash = key.file.mode ? file_hash(key.file, key.tgid, -1) : 0;
+  ev.add_arg("count", static_cast<int64_t>(counts.count));
+  ev.add_arg("time_us", static_cast<int64_t>(ev.dur_us));
+  ev.add_arg("bytes", static_cast<int64_t>(counts.bytes));
+  if (counts.pages)
+    ev.add_arg("pages", static_cast<int64_t>(counts.pages));  // the page cache's pages read
+  emit(ev);
+}
+
+}  // namespace dc

@@ -1,0 +1,36 @@
+// Profile mode's side of the run loop: reads the kernel's per-interval counters (bpf/profile.bpf.h)
+// once an interval has surely ended, and deletes them, so each counter is read exactly once.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+extern "C" {
+#include "events.h"
+}
+
+namespace dc {
+
+struct profile_sample {
+  dc_profile_key key;
+  dc_profile_counts counts;  // summed over CPUs
+};
+
+class profile_reader {
+ public:
+  profile_reader(int map_fd, uint64_t interval_ns) : fd_(map_fd), interval_ns_(interval_ns) {}
+
+  // Takes the counters of every interval that ended at least a whole interval before
+  // `decoded_until_ns` (CLOCK_MONOTONIC), the time up to which every ring record has been
+  // decoded: a program that read the clock in such an interval has finished its update, and
+  // the file names it sent before have been read, so a counter never precedes its file's name.
+  // With `all`, every counter (once the programs are detached).
+  std::vector<profile_sample> take(uint64_t decoded_until_ns, bool all);
+  uint64_t interval_ns() const { return interval_ns_; }
+
+ private:
+  int fd_;
+  uint64_t interval_ns_;
+};
+
+}  // namespace dc

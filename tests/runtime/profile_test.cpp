@@ -1,0 +1,93 @@
+// Profile mode (--mode profile): the kernel counts calls per process, layer, operation, file and
+// interval; the trace holds "ph":"C" samples with count, time_us and bytes. Counters must add up
+// to exactly the calls made, over intervals ended during the run and the one cut by its end.
+#include <fstream>
+#include <set>
+
+#include "runtime/runtime_helpers.h"
+
+namespace dc::test {
+namespace {
+
+struct counter_sum {
+  uint64_t count = 0, bytes = 0, samples = 0;
+  std::set<uint64_t> intervals;  // distinct sample times
+};
+
+// Sums the samples of one layer and operation on the file at `path` (any file when empty).
+counter_sum sum_counters(const traced_run& run, const std::string& cat, const std::string& name,
+                         const std::string& path = "")
+{
+  auto files = file_names(run.trace);
+  counter_sum s;
+  for (const auto& e : run.trace.lines) {
+    if (e["ph"] != "C" || e["cat"] != cat || e["name"] != name)
+      continue;
+    if (!path.empty() && files[e["args"].value("fhash", 0ull)] != path)
+      continue;
+    s.count += e["args"]["count"].get<uint64_t>();
+    s.bytes += e["args"]["bytes"].get<uint64_t>();
+    ++s.samples;
+    s.intervals.insert(e["ts"].get<uint64_t>());
+    EXPECT_GE(e["ts"].get<uint64_t>() + 20000, run.start_us) << "a sample's interval began before the run";
+    EXPECT_LE(e["ts"].get<uint64_t>(), run.end_us);
+  }
+  return s;
+}
+
+TEST_F(runtime_test, ProfileCountersAddUpToEveryWriteAcrossIntervals)
+{
+  // Five bursts of 100 writes, 60 ms apart, counted in 20 ms intervals: several intervals are
+  // read while the command runs, the last one after it ends.
+  std::string out = dir / "out.bin";
+  std::string burst =
+      "dd if=/dev/zero of=" + shell_quote(out) + " bs=4096 count=100 oflag=append conv=notrunc status=none";
+  auto run =
+      trace_command(dir, "sh -c " + shell_quote("for i in 1 2 3 4 5; do " + burst + "; sleep 0.06; done"),
+                    "--mode profile --interval-ms 20");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.summary["mode"], "profile");
+  EXPECT_EQ(run.summary["interval_ms"], 20);
+  EXPECT_EQ(run.summary["events"]["lost"], 0);
+  EXPECT_TRUE(complete_events(run.trace).empty()) << "profile mode writes no per-call events";
+
+  counter_sum writes = sum_counters(run, "POSIX", "write", out);
+  EXPECT_EQ(writes.count, 500u);
+  EXPECT_EQ(writes.bytes, 500u * 4096);
+  EXPECT_GE(writes.intervals.size(), 5u) << "each burst falls in its own interval";
+  // One sample per (process, interval): each dd is its own process.
+  std::set<uint64_t> pids;
+  for (const auto& e : run.trace.lines)
+    if (e["ph"] == "C" && e["name"] == "write" && e["cat"] == "POSIX")
+      pids.insert(e["pid"].get<uint64_t>());
+  EXPECT_GE(pids.size(), 5u);
+  counter_sum opens = sum_counters(run, "POSIX", "openat", out);
+  EXPECT_EQ(opens.count, 5u);
+  EXPECT_EQ(run.summary["layers"]["POSIX"]["write"]["bytes"].get<uint64_t>() >= 500u * 4096, true);
+}
+
+TEST_F(runtime_test, ProfileCountsUserSpaceCallsInTheKernel)
+{
+  constexpr int fwrites = 400;
+  std::string config = dir / "probes.yaml", out = dir / "out.txt";
+  std::ofstream(config) << "mode: profile\ninterval_ms: 50\ncapture_probes:\n"
+                           "  - name: POSIX\n    probe: syscalls\n"
+                           "  - include: " DATACRUMBS_SOURCE_DIR "/etc/datacrumbs/configs/stdio.yaml\n";
+  auto run =
+      trace_command(dir, std::string(STDIO_APP_BIN) + " " + shell_quote(out) + " " + std::to_string(fwrites),
+                    "--config " + shell_quote(config));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.summary["mode"], "profile") << "the config's mode applies";
+  EXPECT_EQ(run.summary["events"]["lost"], 0);
+  // stdio_app: N fwrites of 3000 bytes, one more after its longjmp, then fclose.
+  counter_sum fw = sum_counters(run, "STDIO", "fwrite");
+  EXPECT_EQ(fw.count, fwrites + 1u);
+  EXPECT_EQ(fw.bytes, (fwrites + 1u) * 3000);
+  EXPECT_EQ(sum_counters(run, "STDIO", "fopen").count, 1u);
+  EXPECT_EQ(sum_counters(run, "STDIO", "fclose").count, 1u);
+  // What stdio wrote reached the file through write(2), all of it.
+  EXPECT_EQ(sum_counters(run, "POSIX", "write", out).bytes, (fwrites + 1u) * 3000);
+}
+
+}  // namespace
+}  // namespace dc::test
