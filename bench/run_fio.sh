@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Block-heavy overhead benchmark: two fio jobs on a private ext4 loop device,
-# each run untraced and under datacrumbs in interleaved rounds.
+# each run untraced, under datacrumbs (trace mode) and under datacrumbs
+# --mode profile, in interleaved rounds.
 #
 # usage: sudo bash bench/run_fio.sh [--write-doc] [--rounds R]
 #
@@ -14,7 +15,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 rounds=3
-parse_bench_args 10 "" "$@"
+parse_bench_args 11 "" "$@"
 
 require_tool_and_root
 command -v python3 >/dev/null || die "python3 is required"
@@ -74,9 +75,11 @@ run() {
   sync
   rm -f "$tmp/fio.json" "$tmp/s.json" "$tmp/t.pfw.gz"
   if ((r)); then log "round $r/$rounds: $job $mode"; else log "warm-up: $job"; fi
-  if [[ "$mode" == traced ]]; then
-    "$dc" run -o "$tmp/t.pfw.gz" --summary "$tmp/s.json" -- "${cmd[@]}" 2>"$tmp/err" ||
-      die "traced $job failed: $(tail -n3 "$tmp/err")"
+  if [[ "$mode" != untraced ]]; then
+    local dc_mode=trace
+    [[ "$mode" == traced ]] || dc_mode=profile
+    "$dc" run --mode "$dc_mode" -o "$tmp/t.pfw.gz" --summary "$tmp/s.json" -- "${cmd[@]}" 2>"$tmp/err" ||
+      die "$mode $job failed: $(tail -n3 "$tmp/err")"
   else
     "${cmd[@]}" 2>"$tmp/err" || die "$job failed: $(tail -n3 "$tmp/err")"
   fi
@@ -88,18 +91,19 @@ dirn = "write" if job == "seqwrite" else "read"
 io = j[dirn]
 tput = io["bw_bytes"] / 2**20 if dirn == "write" else io["iops"]
 row = [job, mode, f"{tput:.3f}", str(j["job_runtime"]), str(io["io_bytes"])]
-if mode == "traced":
+if mode != "untraced":
     s = json.load(open(summary))
     blk = s["layers"].get("BLOCK", {})
-    # The summary sums every device; the trace says which one each request hit.
-    loop = 0
-    for line in gzip.open(trace, "rt"):
+    # The summary sums every device; the trace's events say which one each request hit
+    # (profile counters do not: -1).
+    loop = 0 if mode == "traced" else -1
+    for line in gzip.open(trace, "rt") if mode == "traced" else []:
         if '"cat":"BLOCK"' in line:
             e = json.loads(line.strip().rstrip(","))
             a = e["args"]
             if e["name"] == dirn and f"{a['major']}:{a['minor']}" == majmin:
                 loop += a["bytes"]
-    row += [str(s["events"]["written"]), str(s["events"]["lost"]),
+    row += [str(s["events"]["written"] + s["events"]["counters"]), str(s["events"]["lost"]),
             str(blk.get(dirn, {}).get("bytes", 0)), str(loop)]
 print("\t".join(row))
 EOF
@@ -112,10 +116,12 @@ for ((r = 0; r <= rounds; r++)); do
     # Alternate which mode goes first so drift does not favour one of them.
     if ((r == 0)); then
       modes=(untraced)
-    elif ((r % 2)); then
-      modes=(untraced traced)
     else
-      modes=(traced untraced)
+      case $((r % 3)) in
+        1) modes=(untraced traced profile) ;;
+        2) modes=(traced profile untraced) ;;
+        0) modes=(profile untraced traced) ;;
+      esac
     fi
     for mode in "${modes[@]}"; do run "$job" "$mode" "$r"; done
   done
@@ -125,31 +131,38 @@ python3 - "$tmp/results" "$tmp/table.md" "$tmp/verdict.md" <<'EOF'
 import statistics as st, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 med = st.median
-table = ["| job | metric | untraced | traced | overhead | fio runtime untraced / traced (ms) "
-         "| events written | events lost | fio bytes | BLOCK bytes, all devices | BLOCK bytes, loop device | loop / fio |",
-         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-rounds = ["| job | round | untraced | traced | overhead |", "|---|---:|---:|---:|---:|"]
+table = ["| job | mode | metric | untraced | traced | overhead | fio runtime untraced / traced (ms) "
+         "| events (trace) or counters (profile) written | lost | fio bytes | BLOCK bytes, all devices "
+         "| BLOCK bytes, loop device | loop / fio |",
+         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+rounds = ["| job | round | untraced | traced | overhead | profile | overhead |", "|---|---:|---:|---:|---:|---:|---:|"]
 verdict, spread = [], []
 for job, metric, dirn in (("seqwrite", "MiB/s", "write"), ("randread", "IOPS", "read")):
     u = [r for r in rows if r[0] == job and r[1] == "untraced"]
-    t = [r for r in rows if r[0] == job and r[1] == "traced"]
     m = lambda rs, i: med(float(r[i]) for r in rs)
-    ut, tt = m(u, 2), m(t, 2)
-    ov = (ut - tt) / ut * 100
-    per = []
-    for i, (a, b) in enumerate(zip(u, t), 1):
-        x, y = float(a[2]), float(b[2])
-        per.append((x - y) / x * 100)
-        rounds.append(f"| {job} | {i} | {x:,.1f} | {y:,.1f} | {per[-1]:.1f} % |")
-    lost = sum(int(r[6]) for r in t)
-    table.append(f"| {job} | {metric} | {ut:,.1f} | {tt:,.1f} | {ov:.1f} % | {m(u, 3):.0f} / {m(t, 3):.0f} "
-                 f"| {m(t, 5):,.0f} | {m(t, 6):,.0f} | {m(t, 4):,.0f} | {m(t, 7):,.0f} {dirn} | {m(t, 8):,.0f} {dirn} "
-                 f"| {m(t, 8) / m(t, 4):.4f} |")
+    ut = m(u, 2)
+    per = {}
+    for mode in ("traced", "profile"):
+        t = [r for r in rows if r[0] == job and r[1] == mode]
+        tt = m(t, 2)
+        ov = (ut - tt) / ut * 100
+        per[mode] = [(float(a[2]) - float(b[2])) / float(a[2]) * 100 for a, b in zip(u, t)]
+        lost = sum(int(r[6]) for r in t)
+        loop = m(t, 8)
+        loop_cells = f"{loop:,.0f} {dirn} | {loop / m(t, 4):.4f}" if loop >= 0 else "— (not in counters) | —"
+        table.append(f"| {job} | {mode} | {metric} | {ut:,.1f} | {tt:,.1f} | {ov:.1f} % | {m(u, 3):.0f} / {m(t, 3):.0f} "
+                     f"| {m(t, 5):,.0f} | {m(t, 6):,.0f} | {m(t, 4):,.0f} | {m(t, 7):,.0f} {dirn} | {loop_cells} |")
+        verdict.append(f"- {job}, {mode}: overhead {ov:.1f} % ({'met' if ov <= 1 else 'MISSED'}; per round "
+                       f"{min(per[mode]):.1f} to {max(per[mode]):.1f} %), {lost} events lost in {len(t)} runs "
+                       f"({'met' if lost == 0 else 'MISSED'}).")
     ux = [float(r[2]) for r in u]
     spread.append((max(ux) - min(ux)) / ut * 100)
-    verdict.append(f"- {job}: overhead {ov:.1f} % ({'met' if ov <= 1 else 'MISSED'}; per round "
-                   f"{min(per):.1f} to {max(per):.1f} %; untraced rounds alone spread {spread[-1]:.1f} %), "
-                   f"{lost} events lost in {len(t)} traced runs ({'met' if lost == 0 else 'MISSED'}).")
+    verdict.append(f"- {job}: untraced rounds alone spread {spread[-1]:.1f} %.")
+    tr = [r for r in rows if r[0] == job and r[1] == "traced"]
+    pr = [r for r in rows if r[0] == job and r[1] == "profile"]
+    for i, (a, b, c) in enumerate(zip(u, tr, pr), 1):
+        rounds.append(f"| {job} | {i} | {float(a[2]):,.1f} | {float(b[2]):,.1f} | {per['traced'][i - 1]:.1f} % "
+                      f"| {float(c[2]):,.1f} | {per['profile'][i - 1]:.1f} % |")
 open(sys.argv[2], "w").write("\n".join(table) + "\n\nPer round (throughput in the job's metric):\n\n"
                              + "\n".join(rounds) + "\n")
 open(sys.argv[3], "w").write("Target (traced throughput within 1 % of untraced, 0 lost events):\n\n"
@@ -173,9 +186,10 @@ if ((write_doc)); then
 
 Generated by \`bench/run_fio.sh\`; rerun it rather than editing by hand.
 
-Two fio jobs, each run untraced and under
-\`datacrumbs run -o t.pfw.gz --summary s.json -- fio ...\` in $rounds interleaved rounds
-(the untraced/traced order alternates between rounds); the table shows medians.
+Two fio jobs, each run untraced, under
+\`datacrumbs run -o t.pfw.gz --summary s.json -- fio ...\` (trace mode) and under the same with
+\`--mode profile\` (per-interval counters kept in the kernel), in $rounds interleaved rounds (the
+order of the three rotates between rounds); the table shows medians.
 They run on a private ext4 file system: a 2 GiB sparse image on a loop device
 ($loop_mode), made with \`mkfs.ext4 -q\` (inode tables and journal initialised up
 front, not lazily in the background) and removed afterwards.
