@@ -22,17 +22,24 @@ std::string host_name()
 // Counts layers kept in the kernel, charged to files by name like the events are.
 void feed_counters(const std::vector<counter_sample>& samples, decoder& dec, summary_builder& summary)
 {
-  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, std::pair<uint64_t, uint64_t>> page_cache;
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, page_cache_counts> page_cache;
   for (const auto& c : samples) {
     if (c.layer != "PAGECACHE")
       continue;
-    auto& [added, dirtied] = page_cache[{c.pid, c.dev, c.ino}];
-    (c.name == "added" ? added : dirtied) += c.value;
+    page_cache_counts& counts = page_cache[{c.pid, c.dev, c.ino}];
+    if (c.name == "added")
+      counts.added += c.value;
+    else if (c.name == "dirtied")
+      counts.dirtied += c.value;
+    else if (c.name == "written_back")
+      counts.written_back += c.value;
+    else if (c.name == "evicted")
+      counts.evicted += c.value;
   }
   for (const auto& [key, counts] : page_cache) {
     auto [pid, dev, ino] = key;
     uint64_t fhash = dec.hash_of_file(dc_file_ref{ino, dev, 0100000}, pid);
-    summary.page_cache().add_kernel_counts(pid, fhash, counts.first, counts.second);
+    summary.page_cache().add_kernel_counts(pid, fhash, counts);
   }
 }
 
@@ -53,6 +60,8 @@ void write_page_cache_counters(pfw_writer& writer, const summary_builder& summar
     ev.add_arg("pages_read", static_cast<int64_t>(c.pages_read));
     ev.add_arg("pages_added", static_cast<int64_t>(c.added));
     ev.add_arg("pages_dirtied", static_cast<int64_t>(c.dirtied));
+    ev.add_arg("pages_written_back", static_cast<int64_t>(c.written_back));
+    ev.add_arg("pages_evicted", static_cast<int64_t>(c.evicted));
     writer.write_event(ev, {dec.state().names, dec.state().processes});
   }
 }

@@ -18,6 +18,8 @@ struct pagecache_key {
 struct pagecache_counts {
   uint64_t added;
   uint64_t dirtied;
+  uint64_t written_back;
+  uint64_t evicted;
 };
 
 class pagecache_layer final
@@ -37,6 +39,8 @@ class pagecache_layer final
       if (bpf_map_lookup_elem(fd, &next, &c) == 0) {
         out.push_back({category(), "added", next.tgid, next.dev, next.ino, c.added});
         out.push_back({category(), "dirtied", next.tgid, next.dev, next.ino, c.dirtied});
+        out.push_back({category(), "written_back", next.tgid, next.dev, next.ino, c.written_back});
+        out.push_back({category(), "evicted", next.tgid, next.dev, next.ino, c.evicted});
       }
       key = next;
       prev = &key;

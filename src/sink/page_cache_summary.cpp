@@ -12,6 +12,8 @@ void add_to(page_cache_counts& into, const page_cache_counts& c)
   into.pages_read += c.pages_read;
   into.added += c.added;
   into.dirtied += c.dirtied;
+  into.written_back += c.written_back;
+  into.evicted += c.evicted;
 }
 }  // namespace
 
@@ -40,20 +42,25 @@ void page_cache_tally::add_read(const trace_event& read)
     by_file_[{read.pid, read.fhash}].pages_read += pages_touched(read);
 }
 
-void page_cache_tally::add_kernel_counts(uint32_t pid, uint64_t fhash, uint64_t added, uint64_t dirtied)
+void page_cache_tally::add_kernel_counts(uint32_t pid, uint64_t fhash, const page_cache_counts& kernel)
 {
-  page_cache_counts& c = by_file_[{pid, fhash}];
-  c.added += added;
-  c.dirtied += dirtied;
+  page_cache_counts counts = kernel;
+  counts.pages_read = 0;
+  add_to(by_file_[{pid, fhash}], counts);
 }
 
 nlohmann::json page_cache_json(const page_cache_counts& c)
 {
   uint64_t hits = c.hits(), misses = c.misses();
   nlohmann::json ratio = ratio_json(hits, hits + misses);
-  return {{"hits", hits},           {"misses", misses},
-          {"hit_ratio", ratio},     {"pages_read", c.pages_read},
-          {"pages_added", c.added}, {"pages_dirtied", c.dirtied}};
+  return {{"hits", hits},
+          {"misses", misses},
+          {"hit_ratio", ratio},
+          {"pages_read", c.pages_read},
+          {"pages_added", c.added},
+          {"pages_dirtied", c.dirtied},
+          {"pages_written_back", c.written_back},
+          {"pages_evicted", c.evicted}};
 }
 
 // Sums over the (process, file) pairs `pick` selects. Hits and misses are clamped per pair, as

@@ -19,6 +19,8 @@ struct page_cache_counts {
   uint64_t pages_read = 0;
   uint64_t added = 0;
   uint64_t dirtied = 0;
+  uint64_t written_back = 0;  // pages written to the device (by anyone, for this process's file)
+  uint64_t evicted = 0;       // pages removed from the cache
   uint64_t misses() const { return added > dirtied ? added - dirtied : 0; }
   uint64_t hits() const { return pages_read > misses() ? pages_read - misses() : 0; }
 };
@@ -31,7 +33,8 @@ uint64_t pages_touched(const trace_event& read);
 class page_cache_tally {
  public:
   void add_read(const trace_event& read);
-  void add_kernel_counts(uint32_t pid, uint64_t fhash, uint64_t added, uint64_t dirtied);
+  // The PAGECACHE layer's in-kernel counts (pages_read is not among them).
+  void add_kernel_counts(uint32_t pid, uint64_t fhash, const page_cache_counts& kernel);
   bool empty() const { return by_file_.empty(); }
   const std::map<std::pair<uint32_t, uint64_t>, page_cache_counts>& by_file() const { return by_file_; }
 

@@ -1,5 +1,6 @@
 // The page-cache layer against what the workload did: a cold read misses every page, a warm
-// re-read hits every page, a buffered write is no read miss at all.
+// re-read hits every page, a buffered write is no read miss at all, and its writeback and
+// eviction are charged to the writer.
 #include "runtime/loop_fs.h"
 #include "runtime/runtime_helpers.h"
 
@@ -64,6 +65,21 @@ TEST_P(pagecache_test, BufferedWritesAreNotReadMisses)
   EXPECT_EQ(c["misses"], 0);
   EXPECT_EQ(c["pages_added"], c["pages_dirtied"]);
   EXPECT_EQ(c["pages_dirtied"], 8 * 256);
+}
+
+// Writeback (here an fsync) and eviction (drop_caches) are done for the writer, not by it: the
+// pages are charged to it all the same, each exactly once.
+TEST_P(pagecache_test, WritebackAndEvictionAreChargedToTheWriter)
+{
+  auto run = trace_command(dir, "sh -c " + shell_quote("dd if=/dev/zero of=" + shell_quote(data) +
+                                                       " bs=1M count=8 conv=fsync status=none && sync && "
+                                                       "echo 1 > /proc/sys/vm/drop_caches"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto c = file_counts(run, data);
+  EXPECT_EQ(c["pages_dirtied"], 8 * 256);
+  EXPECT_EQ(c["pages_written_back"], 8 * 256);
+  EXPECT_EQ(c["pages_evicted"], 8 * 256);
+  EXPECT_EQ(run.summary["page_cache"]["pages_evicted"].get<uint64_t>() >= 8 * 256, true);
 }
 
 INSTANTIATE_TEST_SUITE_P(fs, pagecache_test, ::testing::Values("ext4", "xfs"));

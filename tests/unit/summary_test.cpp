@@ -106,8 +106,8 @@ TEST(PageCache, HitsArePagesReadMinusMissesPerProcessAndFile)
 {
   page_cache_tally t;
   for (int i = 0; i < 10; ++i) t.add_read(read_of(1, 7, 4096));
-  t.add_kernel_counts(1, 7, 4, 0);    // 4 of 10 pages brought in: 6 hits
-  t.add_kernel_counts(2, 8, 16, 16);  // pid 2 only wrote: added == dirtied, no misses
+  t.add_kernel_counts(1, 7, {.added = 4});                  // 4 of 10 pages brought in: 6 hits
+  t.add_kernel_counts(2, 8, {.added = 16, .dirtied = 16});  // pid 2 only wrote: added == dirtied, no misses
   auto all = t.totals_json();
   EXPECT_EQ(all["hits"], 6);
   EXPECT_EQ(all["misses"], 4);
