@@ -52,11 +52,14 @@ int main(int argc, char** argv)
   run_cmd
       ->add_option("--layers", run.layers,
                    "comma-separated layers to trace (default: all; see 'datacrumbs layers')")
-      ->delimiter(',');
-  run_cmd->add_option(
-      "--system", run.systems,
-      "LABEL=REGEX: label processes whose name matches as a storage system (repeatable; built in: "
-      "MinIO, Ceph, etcd, PostgreSQL, GlusterFS)");
+      ->delimiter(',')
+      ->allow_extra_args(false);  // one word per use: a following "--" stays the separator
+  run_cmd
+      ->add_option(
+          "--system", run.systems,
+          "LABEL=REGEX: label processes whose name matches as a storage system (repeatable; built in: "
+          "MinIO, Ceph, etcd, PostgreSQL, GlusterFS)")
+      ->allow_extra_args(false);
   run_cmd->add_option(
       "--config", run.config_path,
       "probe config (capture_probes YAML); default: the shipped default.yaml (kernel layers + stdio)");

@@ -20,6 +20,8 @@ std::string tool()
 TEST_F(runtime_test, ExitsWithTheCommandsStatus)
 {
   EXPECT_EQ(trace_command(dir, "sh -c 'exit 7'").exit_code, 7);
+  // A list option just before "--" leaves the command's own options alone.
+  EXPECT_EQ(trace_command(dir, "sh -c 'exit 5'", "--system X=nothing --layers syscall,fs").exit_code, 5);
   auto killed = trace_command(dir, "sh -c 'kill -TERM $$'");
   EXPECT_EQ(killed.exit_code, 128 + SIGTERM);
   EXPECT_TRUE(killed.trace.closed);
