@@ -269,5 +269,6 @@ static __always_inline void dc_emit_file_name(struct file* f, __u64 ts)
 
 #include "thread_state.bpf.h"
 #include "profile.bpf.h"
+#include "fs_pending.bpf.h"
 
 #endif

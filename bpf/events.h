@@ -237,6 +237,8 @@ enum dc_fs_op {
   DC_FS_TRUNCATE = 6,
   DC_FS_UNLINK = 7,
   DC_FS_JOURNAL_COMMIT = 8, /* a jbd2 transaction committed while a traced fsync waited on it */
+  DC_FS_BUFFERED_READ = 9,  /* a read through the page cache (filemap_read) */
+  DC_FS_BUFFERED_WRITE = 10,
 };
 
 /* One filesystem operation of a traced thread, from the filesystem's own tracepoints. */
@@ -251,6 +253,8 @@ struct dc_fs_event {
   dc_u32 journal_tid;    /* DC_FS_JOURNAL_COMMIT: the transaction */
   dc_u32 journal_blocks; /* DC_FS_JOURNAL_COMMIT: blocks written to the journal */
   dc_u32 reserved;
+  dc_u64 first_page; /* DC_FS_BUFFERED_READ: the page range the read asked the cache for */
+  dc_u64 last_page;
   struct dc_nesting nest; /* under the system call that asked for it */
 };
 

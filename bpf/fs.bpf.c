@@ -59,19 +59,6 @@ static __always_inline struct dc_fs_event* dc_fs_begin(__u64 id, __u32 op, struc
   return bpf_map_lookup_elem(&dc_fs_open, &key);
 }
 
-static __always_inline void dc_fs_send(struct dc_fs_event* ev)
-{
-  if (dc_profiling()) {
-    int moved = ev->op == DC_FS_DIRECT_READ || ev->op == DC_FS_DIRECT_WRITE;
-    __u64 bytes = moved && ev->ret > 0 ? ev->ret : 0;
-    dc_profile_add(ev->hdr.tgid, DC_PROF_FS, ev->op, &ev->file, ev->hdr.ts_ns + ev->dur_ns, ev->dur_ns, bytes,
-                   0);
-    return;
-  }
-  if (bpf_ringbuf_output(&dc_events, ev, sizeof(*ev), dc_submit_flags()))
-    dc_count_loss(DC_LOSS_RING_FULL);
-}
-
 /* Closes an operation: its duration and result, then the record. */
 static __always_inline void dc_fs_end(__u64 id, __u32 op, __s64 ret)
 {
@@ -223,5 +210,122 @@ int BPF_PROG(dc_fs_commit_end, journal_t* journal, transaction_t* transaction)
   ev->dur_ns = bpf_ktime_get_ns() - ev->hdr.ts_ns;
   dc_fs_send(ev);
   bpf_map_delete_elem(&dc_commits, &key);
+  return 0;
+}
+
+/* Buffered I/O, any filesystem reading through the page cache (filemap_read): the first pass
+ * of a read names the page range it asks for; the read ends with its system call. */
+SEC("tp_btf/mm_filemap_get_pages")
+int BPF_PROG(dc_fs_buffered_read, struct address_space* mapping, unsigned long index,
+             unsigned long last_index)
+{
+  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_READ, mapping ? mapping->host : NULL);
+  if (ev) {
+    ev->first_page = index;
+    ev->last_page = last_index;
+    ev->offset = (__u64)index << 12;
+  }
+  return 0;
+}
+
+/* ext4's buffered writes, one folio at a time: the first one opens the write. */
+static __always_inline void dc_fs_ext4_write(struct inode* inode, loff_t pos)
+{
+  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_WRITE, inode);
+  if (ev)
+    ev->offset = pos;
+}
+
+SEC("tp_btf/ext4_da_write_begin")
+int BPF_PROG(dc_fs_ext4_da_write, struct inode* inode, loff_t pos, unsigned int len)
+{
+  dc_fs_ext4_write(inode, pos);
+  return 0;
+}
+
+SEC("tp_btf/ext4_write_begin")
+int BPF_PROG(dc_fs_ext4_write_begin, struct inode* inode, loff_t pos, unsigned int len)
+{
+  dc_fs_ext4_write(inode, pos);
+  return 0;
+}
+
+SEC("tp_btf/xfs_file_buffered_write")
+int BPF_PROG(dc_fs_xfs_write, struct kiocb* iocb, struct iov_iter* from)
+{
+  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_WRITE, iocb->ki_filp->f_inode);
+  if (ev) {
+    ev->offset = iocb->ki_pos;
+    ev->bytes = from->count;
+  }
+  return 0;
+}
+
+/* xfs marks only the start of these: they end with their system call. */
+static __always_inline struct inode* dc_xfs_vfs_inode(struct xfs_inode* ip)
+{
+  return (struct inode*)((void*)ip + bpf_core_field_offset(struct xfs_inode, i_vnode));
+}
+
+SEC("tp_btf/xfs_file_fsync")
+int BPF_PROG(dc_fs_xfs_fsync, struct xfs_inode* ip)
+{
+  struct dc_thread* t = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
+  __u32 op = t && t->nr == 75 /* __NR_fdatasync on x86-64 */ ? DC_FS_FDATASYNC : DC_FS_FSYNC;
+  dc_fs_pending_begin(op, dc_xfs_vfs_inode(ip));
+  return 0;
+}
+
+static __always_inline void dc_fs_xfs_fallocate(struct xfs_inode* ip)
+{
+  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_FALLOCATE, dc_xfs_vfs_inode(ip));
+  struct dc_thread* t = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
+  if (ev && t && t->nr == 285 /* __NR_fallocate on x86-64: (fd, mode, offset, len) */) {
+    ev->offset = t->args[2];
+    ev->bytes = t->args[3];
+  }
+}
+
+SEC("tp_btf/xfs_alloc_file_space")
+int BPF_PROG(dc_fs_xfs_alloc, struct xfs_inode* ip)
+{
+  dc_fs_xfs_fallocate(ip);
+  return 0;
+}
+
+SEC("tp_btf/xfs_free_file_space")
+int BPF_PROG(dc_fs_xfs_free, struct xfs_inode* ip)
+{
+  dc_fs_xfs_fallocate(ip);
+  return 0;
+}
+
+SEC("tp_btf/xfs_itruncate_extents_start")
+int BPF_PROG(dc_fs_xfs_truncate, struct xfs_inode* ip, xfs_fsize_t new_size)
+{
+  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_TRUNCATE, dc_xfs_vfs_inode(ip));
+  if (ev)
+    ev->offset = new_size;
+  return 0;
+}
+
+/* xfs_remove names the directory; xfs_iunlink, the file whose last link it removes. */
+SEC("tp_btf/xfs_remove")
+int BPF_PROG(dc_fs_xfs_remove, struct xfs_inode* dp, const struct xfs_name* name)
+{
+  dc_fs_pending_begin(DC_FS_UNLINK, dc_xfs_vfs_inode(dp));
+  return 0;
+}
+
+SEC("tp_btf/xfs_iunlink")
+int BPF_PROG(dc_fs_xfs_iunlink, struct xfs_inode* ip)
+{
+  struct dc_thread* t = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
+  if (!t || t->fs.op != DC_FS_UNLINK)
+    return 0;
+  struct inode* inode = dc_xfs_vfs_inode(ip);
+  t->fs.file.ino = inode->i_ino;
+  t->fs.file.dev = inode->i_sb->s_dev;
+  t->fs.file.mode = inode->i_mode & DC_S_IFMT;
   return 0;
 }

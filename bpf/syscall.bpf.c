@@ -49,6 +49,7 @@ int BPF_PROG(dc_sys_enter, struct pt_regs* regs, long id)
   if (!e)
     return 0;
   e->nr = nr;
+  e->fs.op = 0;          /* an FS operation left open by a call whose exit was not seen */
   if (!dc_profiling()) { /* counters have no place in a call tree */
     dc_nest_place(&e->nest, regs->sp, task, &e->level, &e->parent);
     e->id = dc_next_id(&e->nest, task->pid);
@@ -130,6 +131,7 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
   if (!spec)
     return 0;
   __u64 now = bpf_ktime_get_ns();
+  dc_fs_pending_end(e, ret, now);
 
   struct dc_file_ref file_a = e->file_a, file_b = {};
   if (spec->fd_a == DC_ARG_RET) {

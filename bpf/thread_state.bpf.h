@@ -47,6 +47,7 @@ struct dc_thread {
   __u64 first_staged_ts;
   struct dc_syscall_event stage[DC_STAGE_EVENTS];
   struct dc_nest nest;
+  struct dc_fs_event fs; /* an FS operation that ends with the system call (fs_pending.bpf.h) */
 };
 
 struct {

@@ -10,6 +10,8 @@ std::string_view fs_op_name(uint32_t op)
     case DC_FS_FSYNC: return "fsync";
     case DC_FS_FDATASYNC: return "fdatasync";
     case DC_FS_DIRECT_READ: return "direct_read";
+    case DC_FS_BUFFERED_READ: return "buffered_read";
+    case DC_FS_BUFFERED_WRITE: return "buffered_write";
     case DC_FS_DIRECT_WRITE: return "direct_write";
     case DC_FS_FALLOCATE: return "fallocate";
     case DC_FS_TRUNCATE: return "truncate";
@@ -40,6 +42,20 @@ void decoder::decode_fs(const dc_fs_event& raw)
       if (raw.ret > 0) {
         ev.bytes = static_cast<uint64_t>(raw.ret);
         ev.dir = raw.op == DC_FS_DIRECT_WRITE ? io_dir::write : io_dir::read;
+      }
+      break;
+    case DC_FS_BUFFERED_READ:
+    case DC_FS_BUFFERED_WRITE:
+      ev.add_arg("offset", static_cast<int64_t>(raw.offset));
+      if (raw.op == DC_FS_BUFFERED_READ) {
+        ev.add_arg("first_page", static_cast<int64_t>(raw.first_page));
+        ev.add_arg("last_page", static_cast<int64_t>(raw.last_page));
+      } else if (raw.bytes) {
+        ev.add_arg("count", static_cast<int64_t>(raw.bytes));
+      }
+      if (raw.ret > 0) {
+        ev.bytes = static_cast<uint64_t>(raw.ret);
+        ev.dir = raw.op == DC_FS_BUFFERED_WRITE ? io_dir::write : io_dir::read;
       }
       break;
     case DC_FS_FALLOCATE:

@@ -46,9 +46,9 @@ bool decoder::name_counter(const dc_profile_key& key, trace_event& ev)
     case DC_PROF_FS:
       ev.name = fs_op_name(key.op);
       ev.category = "FS";
-      ev.dir = key.op == DC_FS_DIRECT_READ    ? io_dir::read
-               : key.op == DC_FS_DIRECT_WRITE ? io_dir::write
-                                              : io_dir::none;
+      ev.dir = key.op == DC_FS_DIRECT_READ || key.op == DC_FS_BUFFERED_READ     ? io_dir::read
+               : key.op == DC_FS_DIRECT_WRITE || key.op == DC_FS_BUFFERED_WRITE ? io_dir::write
+                                                                                : io_dir::none;
       return true;
     case DC_PROF_NET:
       ev.name = net_op_name(key.op);

@@ -40,19 +40,21 @@ std::string system_label(const process_info& p, const std::vector<system_rule>& 
 namespace {
 
 struct system_row {
-  uint64_t processes = 0, sys_r = 0, sys_w = 0, blk_r = 0, blk_w = 0;
+  uint64_t processes = 0, sys_r = 0, sys_w = 0, vfs_r = 0, vfs_w = 0, blk_r = 0, blk_w = 0;
   layer_flow app, dev;
 };
 
 void add_ops(const io_totals& t, system_row& row)
 {
-  layer_flow app = flow_of(t, "POSIX"), dev = flow_of(t, "BLOCK");
+  layer_flow app = flow_of(t, "POSIX"), fs = flow_of(t, "FS"), dev = flow_of(t, "BLOCK");
   row.app.read_bytes += app.read_bytes;
   row.app.write_bytes += app.write_bytes;
   row.dev.read_bytes += dev.read_bytes;
   row.dev.write_bytes += dev.write_bytes;
   row.sys_r += app.read_ops;
   row.sys_w += app.write_ops;
+  row.vfs_r += fs.read_ops;  // file-system reads and writes that moved data, buffered or direct
+  row.vfs_w += fs.write_ops;
   row.blk_r += dev.read_ops;
   row.blk_w += dev.write_ops;
 }
@@ -78,8 +80,8 @@ nlohmann::json systems_json(const summary_builder& s, const process_table& proce
     j[label] = {{"processes", r.processes},
                 {"SYS_R", r.sys_r},
                 {"SYS_W", r.sys_w},
-                {"VFS_R", nullptr},
-                {"VFS_W", nullptr},
+                {"VFS_R", r.vfs_r},
+                {"VFS_W", r.vfs_w},
                 {"BLK_R", r.blk_r},
                 {"BLK_W", r.blk_w},
                 {"app_read_bytes", r.app.read_bytes},
@@ -97,16 +99,18 @@ std::string systems_text(const nlohmann::json& systems)
     return "";
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof(line), "%-12s %8s %8s %6s %6s %8s %8s %7s %7s\n", "SYSTEM", "SYS_R", "SYS_W",
+  std::snprintf(line, sizeof(line), "%-12s %8s %8s %8s %8s %8s %8s %7s %7s\n", "SYSTEM", "SYS_R", "SYS_W",
                 "VFS_R", "VFS_W", "BLK_R", "BLK_W", "R_AMP", "W_AMP");
   out += line;
   auto amp = [](const nlohmann::json& v) {
     return v.is_null() ? std::string("-") : std::to_string(v.get<double>()).substr(0, 5);
   };
   for (const auto& [label, r] : systems.items()) {
-    std::snprintf(line, sizeof(line), "%-12s %8llu %8llu %6s %6s %8llu %8llu %7s %7s\n", label.c_str(),
+    std::snprintf(line, sizeof(line), "%-12s %8llu %8llu %8llu %8llu %8llu %8llu %7s %7s\n", label.c_str(),
                   static_cast<unsigned long long>(r["SYS_R"].get<uint64_t>()),
-                  static_cast<unsigned long long>(r["SYS_W"].get<uint64_t>()), "-", "-",
+                  static_cast<unsigned long long>(r["SYS_W"].get<uint64_t>()),
+                  static_cast<unsigned long long>(r["VFS_R"].get<uint64_t>()),
+                  static_cast<unsigned long long>(r["VFS_W"].get<uint64_t>()),
                   static_cast<unsigned long long>(r["BLK_R"].get<uint64_t>()),
                   static_cast<unsigned long long>(r["BLK_W"].get<uint64_t>()), amp(r["R_AMP"]).c_str(),
                   amp(r["W_AMP"]).c_str());

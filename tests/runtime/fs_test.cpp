@@ -1,5 +1,6 @@
-// The filesystem layer against what the workload asked of the filesystem: direct I/O bytes,
-// fsync and the journal commits it waited for, fallocate/truncate/unlink, on a loop device.
+// The filesystem layer against what the workload asked of the filesystem: direct and buffered
+// I/O, fsync and the journal commits it waited for, fallocate/truncate/unlink, on ext4 and xfs
+// loop devices.
 #include <map>
 
 #include "core/hash.h"
@@ -81,6 +82,112 @@ TEST_P(fs_dio_test, DirectWritesAreEveryByteTheFilesystemWasAskedFor)
 
 INSTANTIATE_TEST_SUITE_P(fs, fs_dio_test, ::testing::Values("ext4", "xfs"));
 
+struct fs_ops_test : runtime_test, ::testing::WithParamInterface<const char*> {};
+
+// Buffered reads and writes: one FS event per system call that went through the page cache,
+// nested under it, with the offset (writes) or page range (reads) it asked for and its bytes.
+TEST_P(fs_ops_test, BufferedReadsAndWritesAreEachSystemCallsPageCacheWork)
+{
+  loop_fs fs(dir.path, GetParam());
+  std::string file = fs.mount_point() + "/buffered.bin";
+  auto run =
+      trace_command(dir, "sh -c " + shell_quote("dd if=/dev/zero of=" + shell_quote(file) +
+                                                " bs=64k count=16 status=none && dd if=" + shell_quote(file) +
+                                                " of=/dev/null bs=64k status=none"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.summary["events"]["lost"], 0);
+  std::map<uint64_t, nlohmann::json> by_id;
+  for (const auto& e : complete_events(run.trace))
+    if (e["args"].contains("level"))
+      by_id[e["id"]] = e;
+  auto on_file = [&](const std::string& name) {
+    std::vector<nlohmann::json> out;
+    for (const auto& e : fs_events(run, name))
+      if (e["args"].value("fhash", 0ull) == string_hash(file))
+        out.push_back(e);
+    return out;
+  };
+  auto writes = on_file("buffered_write");
+  ASSERT_EQ(writes.size(), 16u);
+  for (size_t i = 0; i < writes.size(); ++i) {
+    EXPECT_EQ(writes[i]["args"]["offset"], i * 65536);
+    EXPECT_EQ(writes[i]["args"]["ret"], 65536);
+    const auto& call = by_id[writes[i]["args"]["p_idx"]];
+    EXPECT_EQ(call["name"], "write") << writes[i];
+    EXPECT_EQ(call["tid"], writes[i]["tid"]);
+  }
+  uint64_t read_bytes = 0, reads = 0;
+  for (const auto& e : on_file("buffered_read")) {
+    EXPECT_EQ(by_id[e["args"]["p_idx"]]["name"], "read") << e;
+    int64_t ret = e["args"]["ret"];
+    if (ret <= 0)
+      continue;  // the read at end of file asks the cache too
+    EXPECT_EQ(e["args"]["first_page"], reads * 16);
+    EXPECT_EQ(e["args"]["last_page"], reads * 16 + 15);
+    read_bytes += ret;
+    ++reads;
+  }
+  EXPECT_EQ(reads, 16u);
+  EXPECT_EQ(read_bytes, 1u << 20);
+}
+
+// fsync, fallocate, truncate and unlink, each charged to the process whose system call asked
+// for it and named by its file (ext4 marks their start and end; xfs their start only, so they
+// end with the system call).
+TEST_P(fs_ops_test, FsyncFallocateTruncateAndUnlinkAreSeenWithTheirFile)
+{
+  loop_fs fs(dir.path, GetParam());
+  std::string file = fs.mount_point() + "/shaped.bin";
+  auto run = trace_command(
+      dir,
+      "sh -c " + shell_quote("fallocate -l 1MiB " + shell_quote(file) + " && truncate -s 4096 " +
+                             shell_quote(file) + " && dd if=/dev/zero of=" + shell_quote(file) +
+                             " bs=4k count=1 conv=fsync,notrunc status=none && rm " + shell_quote(file)));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::map<std::string, uint32_t> caller;
+  for (const auto& e : complete_events(run.trace))
+    if (e["cat"] == "POSIX" && e["args"].value("fhash", 0ull) == string_hash(file))
+      caller.emplace(e["name"], e["pid"]);
+  ASSERT_TRUE(caller.count("fallocate") && caller.count("ftruncate") && caller.count("fsync") &&
+              caller.count("unlinkat"))
+      << run.err;
+
+  auto falloc = fs_events(run, "fallocate");
+  ASSERT_EQ(falloc.size(), 1u);
+  EXPECT_EQ(falloc[0]["pid"], caller["fallocate"]);
+  EXPECT_EQ(falloc[0]["args"]["offset"], 0);
+  EXPECT_EQ(falloc[0]["args"]["len"], 1 << 20);
+  EXPECT_EQ(falloc[0]["args"]["fhash"], string_hash(file));
+  std::vector<int64_t> cut;
+  for (const auto& e : fs_events(run, "truncate"))
+    if (e["pid"] == caller["ftruncate"])
+      cut.push_back(e["args"]["size"]);
+  EXPECT_EQ(cut, std::vector<int64_t>{4096});
+  // Every fsync(2) of the file (dd's, and one by a tool before it) has its FS fsync beneath it.
+  std::map<uint64_t, nlohmann::json> fs_syncs;
+  for (const auto& e : fs_events(run, "fsync")) fs_syncs[e["args"]["p_idx"]] = e;
+  int synced = 0;
+  for (const auto& e : complete_events(run.trace)) {
+    if (e["cat"] != "POSIX" || e["name"] != "fsync" || e["args"].value("fhash", 0ull) != string_hash(file))
+      continue;
+    ++synced;
+    ASSERT_TRUE(fs_syncs.count(e["id"])) << "no FS fsync under " << e;
+    const auto& s = fs_syncs[e["id"]];
+    EXPECT_EQ(s["pid"], e["pid"]);
+    EXPECT_EQ(s["args"]["fhash"], string_hash(file));
+    EXPECT_EQ(s["args"]["ret"], 0);
+  }
+  EXPECT_GE(synced, 1);
+  EXPECT_EQ(fs_syncs.size(), static_cast<size_t>(synced));
+  auto unlinks = fs_events(run, "unlink");
+  ASSERT_EQ(unlinks.size(), 1u);
+  EXPECT_EQ(unlinks[0]["pid"], caller["unlinkat"]);
+  EXPECT_EQ(unlinks[0]["args"]["fhash"], string_hash(file));
+  EXPECT_EQ(unlinks[0]["args"]["ret"], 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(fs, fs_ops_test, ::testing::Values("ext4", "xfs"));
+
 TEST_F(runtime_test, Ext4FsyncWaitsForAJournalCommitChargedToTheWriter)
 {
   loop_fs fs(dir.path, "ext4");
@@ -107,39 +214,21 @@ TEST_F(runtime_test, Ext4FsyncWaitsForAJournalCommitChargedToTheWriter)
   }
 }
 
-TEST_F(runtime_test, Ext4FallocateTruncateAndUnlinkAreSeenWithTheirFile)
+// ext4 frees an unlinked file's blocks in the unlinking call: a truncate to 0 under it.
+TEST_F(runtime_test, Ext4UnlinkTruncatesTheFileInTheUnlinkingCall)
 {
   loop_fs fs(dir.path, "ext4");
-  std::string file = fs.mount_point() + "/shaped.bin";
+  std::string file = fs.mount_point() + "/doomed.bin";
   auto run = trace_command(
-      dir, "sh -c " + shell_quote("fallocate -l 1MiB " + shell_quote(file) + " && truncate -s 4096 " +
-                                  shell_quote(file) + " && rm " + shell_quote(file)));
+      dir, "sh -c " + shell_quote("fallocate -l 1MiB " + shell_quote(file) + " && rm " + shell_quote(file)));
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  // Each filesystem operation belongs to the process whose system call asked for it.
-  std::map<std::string, uint32_t> caller;
-  for (const auto& e : complete_events(run.trace))
-    if (e["cat"] == "POSIX" && e["args"].value("fhash", 0ull) == string_hash(file))
-      caller.emplace(e["name"], e["pid"]);
-  ASSERT_TRUE(caller.count("fallocate") && caller.count("ftruncate") && caller.count("unlinkat")) << run.err;
-
-  auto falloc = fs_events(run, "fallocate");
-  ASSERT_EQ(falloc.size(), 1u);
-  EXPECT_EQ(falloc[0]["pid"], caller["fallocate"]);
-  EXPECT_EQ(falloc[0]["args"]["offset"], 0);
-  EXPECT_EQ(falloc[0]["args"]["len"], 1 << 20);
-  // truncate -s 4096 cuts the file once; the unlink frees what is left (a truncate to 0).
-  std::map<uint32_t, std::vector<int64_t>> truncated_to;
-  for (const auto& e : fs_events(run, "truncate")) truncated_to[e["pid"]].push_back(e["args"]["size"]);
-  EXPECT_EQ(truncated_to[caller["ftruncate"]], std::vector<int64_t>{4096});
-  EXPECT_EQ(truncated_to[caller["unlinkat"]], std::vector<int64_t>{0});
-  auto unlinks = fs_events(run, "unlink");
-  ASSERT_EQ(unlinks.size(), 1u);
-  EXPECT_EQ(unlinks[0]["pid"], caller["unlinkat"]);
-  for (const auto& e : falloc) EXPECT_EQ(e["args"]["fhash"], string_hash(file));
-  for (const auto& e : unlinks) {
-    EXPECT_EQ(e["args"]["fhash"], string_hash(file));
-    EXPECT_EQ(e["args"]["ret"], 0);
-  }
+  uint32_t rm = command_pid(run, "rm");
+  ASSERT_NE(rm, 0u);
+  std::vector<int64_t> cut;
+  for (const auto& e : fs_events(run, "truncate"))
+    if (e["pid"] == rm)
+      cut.push_back(e["args"]["size"]);
+  EXPECT_EQ(cut, std::vector<int64_t>{0});
 }
 
 }  // namespace

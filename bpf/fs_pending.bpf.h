@@ -1,0 +1,65 @@
+/* Filesystem operations whose tracepoints mark only where they start (buffered reads and
+ * writes; xfs fsync, fallocate, truncate, unlink): each ends when the system call that asked
+ * for it returns. The FS layer opens one in the thread's state, the syscall layer's exit closes
+ * it, so these FS events need the syscall layer. Included by common.bpf.h. */
+#ifndef DATACRUMBS_FS_PENDING_BPF_H
+#define DATACRUMBS_FS_PENDING_BPF_H
+
+/* A finished FS operation: to the ring, or to its counter in profile mode. */
+static __always_inline void dc_fs_send(struct dc_fs_event* ev)
+{
+  if (dc_profiling()) {
+    __u32 op = ev->op;
+    int moved = op == DC_FS_DIRECT_READ || op == DC_FS_DIRECT_WRITE || op == DC_FS_BUFFERED_READ ||
+                op == DC_FS_BUFFERED_WRITE;
+    __u64 bytes = moved && ev->ret > 0 ? ev->ret : 0;
+    dc_profile_add(ev->hdr.tgid, DC_PROF_FS, op, &ev->file, ev->hdr.ts_ns + ev->dur_ns, ev->dur_ns, bytes, 0);
+    return;
+  }
+  if (bpf_ringbuf_output(&dc_events, ev, sizeof(*ev), dc_submit_flags()))
+    dc_count_loss(DC_LOSS_RING_FULL);
+}
+
+/* Opens `op` on `inode` for the current thread when it is inside a traced system call that has
+ * no FS operation open yet (the first one seen is the one the call asked for: a buffered read
+ * reports its remaining range again on every pass). NULL otherwise. */
+static __always_inline struct dc_fs_event* dc_fs_pending_begin(__u32 op, struct inode* inode)
+{
+  struct task_struct* task = bpf_get_current_task_btf();
+  struct dc_thread* t = bpf_task_storage_get(&dc_threads, task, 0, 0);
+  if (!t || !t->active || t->fs.op)
+    return NULL;
+  struct dc_fs_event* ev = &t->fs;
+  dc_fill_header(&ev->hdr, DC_REC_FS, bpf_ktime_get_ns());
+  ev->dur_ns = 0;
+  ev->offset = 0;
+  ev->bytes = 0;
+  ev->ret = 0;
+  ev->journal_tid = 0;
+  ev->journal_blocks = 0;
+  ev->reserved = 0;
+  ev->first_page = 0;
+  ev->last_page = 0;
+  ev->op = op;
+  ev->file.ino = inode ? inode->i_ino : 0;
+  ev->file.dev = inode ? inode->i_sb->s_dev : 0;
+  ev->file.mode = inode ? inode->i_mode & DC_S_IFMT : 0;
+  ev->nest.parent = t->id;
+  ev->nest.level = t->level + 1;
+  ev->nest.id = dc_next_id(&t->nest, task->pid);
+  ev->nest.reserved = 0;
+  return ev;
+}
+
+/* The syscall layer's exit: the thread's open FS operation ends with `ret`, the call's result. */
+static __always_inline void dc_fs_pending_end(struct dc_thread* t, long ret, __u64 now)
+{
+  if (!t->fs.op)
+    return;
+  t->fs.dur_ns = now - t->fs.hdr.ts_ns;
+  t->fs.ret = ret;
+  dc_fs_send(&t->fs);
+  t->fs.op = 0;
+}
+
+#endif
