@@ -45,6 +45,7 @@ enum dc_record_kind {
   DC_REC_FAULT = 7,     /* struct dc_fault_event */
   DC_REC_FS = 8,        /* struct dc_fs_event */
   DC_REC_UPROBE = 9,    /* struct dc_uprobe_event */
+  DC_REC_STAGED = 10,   /* a header, then a run of union dc_staged_record of one thread */
 };
 
 /* Which counter of the loss map an event was lost from. */
@@ -117,8 +118,8 @@ struct dc_syscall_event {
   dc_s64 parent; /* id of the enclosing event of the thread, -1 for none (DFTracer p_idx) */
 };
 
-/* A DC_REC_SYSCALL ring record is a run of one or more dc_syscall_event of one thread, in the
- * order the thread made the calls: records wait in a per-thread stage of this many. */
+/* Records wait in a per-thread stage of this many and reach the ring together as one
+ * DC_REC_STAGED record (see union dc_staged_record). */
 #define DC_STAGE_EVENTS 16
 
 /* A path as a list of NUL-terminated components, leaf first, root last, in data[0..len). For
@@ -256,6 +257,15 @@ struct dc_fs_event {
   dc_u64 first_page; /* DC_FS_BUFFERED_READ: the page range the read asked the cache for */
   dc_u64 last_page;
   struct dc_nesting nest; /* under the system call that asked for it */
+};
+
+/* A DC_REC_STAGED ring record is a dc_record_header followed by one or more of these: one
+ * thread's system calls (DC_REC_SYSCALL) and the FS operations that ended with them
+ * (DC_REC_FS), in the order they ended. */
+union dc_staged_record {
+  struct dc_record_header hdr;
+  struct dc_syscall_event syscall;
+  struct dc_fs_event fs;
 };
 
 #define DC_FAULT_FILEMAP 1u /* the filesystem's ->fault handler ran (filemap_fault) */

@@ -1,7 +1,9 @@
 /* Filesystem operations whose tracepoints mark only where they start (buffered reads and
  * writes; xfs fsync, fallocate, truncate, unlink): each ends when the system call that asked
  * for it returns. The FS layer opens one in the thread's state, the syscall layer's exit closes
- * it, so these FS events need the syscall layer. Included by common.bpf.h. */
+ * it and stages it with the call's own record (one ring record for both, as for every staged
+ * call: a ring record of its own per buffered read cost 0.1x on the pread storm), so these FS
+ * events need the syscall layer. Included by common.bpf.h. */
 #ifndef DATACRUMBS_FS_PENDING_BPF_H
 #define DATACRUMBS_FS_PENDING_BPF_H
 
@@ -51,15 +53,12 @@ static __always_inline struct dc_fs_event* dc_fs_pending_begin(__u32 op, struct 
   return ev;
 }
 
-/* The syscall layer's exit: the thread's open FS operation ends with `ret`, the call's result. */
-static __always_inline void dc_fs_pending_end(struct dc_thread* t, long ret, __u64 now)
+/* The syscall layer's exit: the thread's open FS operation ends with `ret`, the call's result.
+ * The caller stages it with the call (trace mode) or counts it (dc_fs_send), then clears op. */
+static __always_inline void dc_fs_pending_close(struct dc_thread* t, long ret, __u64 now)
 {
-  if (!t->fs.op)
-    return;
   t->fs.dur_ns = now - t->fs.hdr.ts_ns;
   t->fs.ret = ret;
-  dc_fs_send(&t->fs);
-  t->fs.op = 0;
 }
 
 #endif

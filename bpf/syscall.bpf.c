@@ -17,10 +17,19 @@ static __always_inline void dc_stage_flush(struct dc_thread* e)
   __u32 n = e->staged;
   if (n == 0 || n > DC_STAGE_EVENTS)
     return;
-  if (bpf_ringbuf_output(&dc_events, e->stage, n * sizeof(e->stage[0]), dc_submit_flags()))
+  e->run.kind = DC_REC_STAGED;
+  e->run.tgid = 0; /* each staged record names its own thread */
+  e->run.tid = 0;
+  e->run.reserved = 0;
+  e->run.ts_ns = 0;
+  if (bpf_ringbuf_output(&dc_events, &e->run, sizeof(e->run) + n * sizeof(e->stage[0]), dc_submit_flags()))
     dc_count_loss_n(DC_LOSS_RING_FULL, n);
   e->staged = 0;
 }
+
+_Static_assert(__builtin_offsetof(struct dc_thread, stage) ==
+                   __builtin_offsetof(struct dc_thread, run) + sizeof(struct dc_record_header),
+               "the stage must follow its run header: they go to the ring as one record");
 
 static __always_inline __u64 dc_arg(const __u64* args, int i)
 {
@@ -131,7 +140,6 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
   if (!spec)
     return 0;
   __u64 now = bpf_ktime_get_ns();
-  dc_fs_pending_end(e, ret, now);
 
   struct dc_file_ref file_a = e->file_a, file_b = {};
   if (spec->fd_a == DC_ARG_RET) {
@@ -144,6 +152,11 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
     dc_file_ref_of(dc_fd_file((int)dc_arg(e->args, spec->fd_a)), &file_a);
   }
   if (dc_profiling()) {
+    if (e->fs.op) {
+      dc_fs_pending_close(e, ret, now);
+      dc_fs_send(&e->fs);
+      e->fs.op = 0;
+    }
     __u64 bytes = spec->moves && ret > 0 ? ret : 0;
     __u64 pages = spec->moves == DC_MOVES_READ && ret > 0 ? dc_pages_read(e, spec, file_a.mode, ret) : 0;
     dc_profile_add(bpf_get_current_pid_tgid() >> 32, DC_PROF_POSIX, nr, &file_a, now, now - e->ts, bytes,
@@ -163,12 +176,24 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
   if (spec->path_b != DC_ARG_NONE)
     dc_emit_call_path(e, spec->path_b, spec->dirfd_b, 1, e->ts);
 
+  /* The FS operation that ended with this call is staged first, then the call. */
+  __u32 fs_op = e->fs.op;
+  if (e->staged + (fs_op ? 2 : 1) > DC_STAGE_EVENTS)
+    dc_stage_flush(e);
   __u32 slot = e->staged;
   if (slot >= DC_STAGE_EVENTS)
     return 0;
   if (slot == 0)
     e->first_staged_ts = now;
-  struct dc_syscall_event* ev = &e->stage[slot];
+  if (fs_op) {
+    dc_fs_pending_close(e, ret, now);
+    __builtin_memcpy(&e->stage[slot].fs, &e->fs, sizeof(e->fs));
+    e->fs.op = 0;
+    slot++;
+    if (slot >= DC_STAGE_EVENTS)
+      return 0; /* not reached: the stage was flushed unless two slots were free */
+  }
+  struct dc_syscall_event* ev = &e->stage[slot].syscall;
   dc_fill_header(&ev->hdr, DC_REC_SYSCALL, e->ts);
   ev->dur_ns = now - e->ts;
   ev->ret = ret;

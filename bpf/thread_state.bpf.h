@@ -27,7 +27,7 @@ struct dc_nest {
 /* Per-thread state, shared by every layer (one task-storage lookup per hook):
  * - the entry part of the syscall in progress, overwritten by the next entry, so a missed exit
  *   cannot poison a later event;
- * - the stage: finished syscall records waiting to go to the ring DC_STAGE_EVENTS at a time (a
+ * - the stage: finished syscall (and FS) records waiting to go to the ring DC_STAGE_EVENTS at a time (a
  *   ring reservation per call was the largest single cost of a traced pread,
  *   docs/performance.md). Per thread, it keeps each thread's records in call order. It is sent
  *   when full, before a record whose path records must not be overtaken, when its oldest record
@@ -45,7 +45,8 @@ struct dc_thread {
   __u32 level;
   __u32 staged;
   __u64 first_staged_ts;
-  struct dc_syscall_event stage[DC_STAGE_EVENTS];
+  struct dc_record_header run;                   /* DC_REC_STAGED: sent with the stage after it */
+  union dc_staged_record stage[DC_STAGE_EVENTS]; /* must follow `run` */
   struct dc_nest nest;
   struct dc_fs_event fs; /* an FS operation that ends with the system call (fs_pending.bpf.h) */
 };

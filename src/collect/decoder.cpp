@@ -44,11 +44,9 @@ void decoder::decode(const void* data, size_t size)
   std::memcpy(&h, data, sizeof(h));
   bool ok = false;
   switch (h.kind) {
-    case DC_REC_SYSCALL:
+    case DC_REC_STAGED:
       // A run of one thread's records, staged in the kernel and sent together.
-      ok = size >= sizeof(dc_syscall_event) && size % sizeof(dc_syscall_event) == 0;
-      for (size_t at = 0; ok && at < size; at += sizeof(dc_syscall_event))
-        decode_syscall(*reinterpret_cast<const dc_syscall_event*>(static_cast<const char*>(data) + at));
+      ok = decode_staged(data, size);
       break;
     case DC_REC_BLOCK: ok = decode_as(data, size, *this, &decoder::decode_block); break;
     case DC_REC_NET: ok = decode_as(data, size, *this, &decoder::decode_net); break;

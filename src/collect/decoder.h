@@ -58,6 +58,7 @@ class decoder {
   uint64_t malformed() const { return malformed_; }
 
  private:
+  bool decode_staged(const void* data, size_t size);
   void decode_syscall(const dc_syscall_event& ev);
   void decode_path(const dc_path_record& rec, size_t size);
   void decode_task(const dc_task_event& ev);

@@ -46,6 +46,24 @@ uint64_t decoder::file_hash(const dc_file_ref& ref, uint32_t tgid, int64_t fd)
   return h;
 }
 
+bool decoder::decode_staged(const void* data, size_t size)
+{
+  constexpr size_t head = sizeof(dc_record_header), each = sizeof(dc_staged_record);
+  if (size < head + each || (size - head) % each != 0)
+    return false;
+  bool ok = true;
+  for (size_t at = head; at < size; at += each) {
+    const auto& rec = *reinterpret_cast<const dc_staged_record*>(static_cast<const char*>(data) + at);
+    if (rec.hdr.kind == DC_REC_SYSCALL)
+      decode_syscall(rec.syscall);
+    else if (rec.hdr.kind == DC_REC_FS)
+      decode_fs(rec.fs);
+    else
+      ok = false;
+  }
+  return ok;
+}
+
 void decoder::decode_syscall(const dc_syscall_event& raw)
 {
   const syscall_info* info = find_syscall(raw.nr);

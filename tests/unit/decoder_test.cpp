@@ -73,7 +73,17 @@ struct decoder_fixture : ::testing::Test {
     ev.file_a = a;
     ev.file_b = b;
     ev.nr = static_cast<uint32_t>(nr);
-    dec->decode(&ev, sizeof(ev));
+    feed_staged({dc_staged_record{.syscall = ev}});
+  }
+
+  // A DC_REC_STAGED ring record: the run header, then the records; `cut` bytes short.
+  void feed_staged(const std::vector<dc_staged_record>& records, size_t cut = 0)
+  {
+    std::vector<char> buf(sizeof(dc_record_header) + records.size() * sizeof(dc_staged_record));
+    dc_record_header run{DC_REC_STAGED, 0, 0, 0, 0};
+    std::memcpy(buf.data(), &run, sizeof(run));
+    std::memcpy(buf.data() + sizeof(run), records.data(), records.size() * sizeof(dc_staged_record));
+    dec->decode(buf.data(), buf.size() - cut);
   }
 
   void feed_path(uint32_t kind, uint32_t tid, std::string_view raw, std::string_view components,
@@ -218,20 +228,35 @@ TEST_F(decoder_fixture, BlockRequestsAreChargedToTheirProcessAndFile)
 
 TEST_F(decoder_fixture, ARunOfStagedSyscallRecordsIsEveryCallInOrder)
 {
-  std::array<dc_syscall_event, 3> run{};
+  std::vector<dc_staged_record> run(3);
   for (size_t i = 0; i < run.size(); ++i) {
-    run[i].hdr = header(DC_REC_SYSCALL, 11, 5'000'000 + i * 1'000);
-    run[i].ret = static_cast<int64_t>(100 + i);
-    run[i].args[2] = 100 + i;
-    run[i].file_a = data_file;
-    run[i].nr = SYS_read;
+    dc_syscall_event& s = run[i].syscall;
+    s.hdr = header(DC_REC_SYSCALL, 11, 5'000'000 + i * 1'000);
+    s.ret = static_cast<int64_t>(100 + i);
+    s.args[2] = 100 + i;
+    s.file_a = data_file;
+    s.nr = SYS_read;
   }
-  dec->decode(run.data(), sizeof(run));
+  // The FS operation that ended with the second read is staged just before it.
+  dc_fs_event fs{};
+  fs.hdr = header(DC_REC_FS, 11, 5'001'100);
+  fs.op = DC_FS_BUFFERED_READ;
+  fs.file = data_file;
+  fs.ret = 101;
+  fs.first_page = 2;
+  fs.last_page = 3;
+  run.insert(run.begin() + 1, dc_staged_record{.fs = fs});
+  feed_staged(run);
   // A run cut inside a record is not trusted at all.
-  dec->decode(run.data(), sizeof(run) - 8);
+  feed_staged(run, 8);
   EXPECT_EQ(dec->malformed(), 1u);
   auto ev = events();
-  ASSERT_EQ(ev.size(), 3u);
+  ASSERT_EQ(ev.size(), 4u);
+  EXPECT_EQ(ev[1]["cat"], "FS");
+  EXPECT_EQ(ev[1]["name"], "buffered_read");
+  EXPECT_EQ(ev[1]["args"]["first_page"], 2);
+  EXPECT_EQ(ev[1]["args"]["last_page"], 3);
+  ev.erase(ev.begin() + 1);
   for (size_t i = 0; i < ev.size(); ++i) {
     EXPECT_EQ(ev[i]["name"], "read");
     EXPECT_EQ(ev[i]["ts"], 5'000 + i);
