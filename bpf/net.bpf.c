@@ -19,10 +19,22 @@ struct {
   __type(value, struct dc_sock_owner);
 } dc_sock_owners SEC(".maps");
 
+/* Local port -> the traced process listening on it. A connection's server-side socket is born
+ * in softirq (SYN_RECV, then ESTABLISHED) before any call of its process touches it: it
+ * belongs to the listener's process. (Keyed by port alone: listeners in other network
+ * namespaces on the same port would share an entry.) */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, __u16);
+  __type(value, struct dc_sock_owner);
+} dc_listeners SEC(".maps");
+
 /* The traced owner of a socket. `current_owns` says the current task is the socket's user
  * (send, recv, connect, listen: process context); otherwise (softirq work such as handshakes,
  * retransmits and drops, where current is whoever was interrupted, on loopback often the peer)
- * only an owner remembered from such a call counts. */
+ * only an owner remembered from such a call counts, or, for a socket no call has touched yet,
+ * the listener on its local port. */
 static __always_inline int dc_owner_of(const struct sock* sk, int current_owns, struct dc_sock_owner* o)
 {
   __u64 key = (__u64)sk;
@@ -34,8 +46,13 @@ static __always_inline int dc_owner_of(const struct sock* sk, int current_owns, 
     return 1;
   }
   struct dc_sock_owner* known = bpf_map_lookup_elem(&dc_sock_owners, &key);
-  if (!known)
-    return 0;
+  if (!known) {
+    __u16 lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+    known = bpf_map_lookup_elem(&dc_listeners, &lport);
+    if (!known)
+      return 0;
+    bpf_map_update_elem(&dc_sock_owners, &key, known, BPF_ANY);
+  }
   *o = *known;
   return 1;
 }
@@ -104,6 +121,14 @@ int BPF_PROG(dc_net_state, const struct sock* sk, const int oldstate, const int 
   /* connect() and listen() move a socket to SYN_SENT and LISTEN in the caller's context. */
   int current_owns = newstate == BPF_TCP_SYN_SENT || newstate == BPF_TCP_LISTEN;
   dc_net_emit(sk, current_owns, DC_NET_STATE, 0, oldstate, newstate, 0);
+  __u16 lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+  if (newstate == BPF_TCP_LISTEN) {
+    struct dc_sock_owner o;
+    if (dc_owner_of(sk, 1, &o))
+      bpf_map_update_elem(&dc_listeners, &lport, &o, BPF_ANY);
+  } else if (oldstate == BPF_TCP_LISTEN) {
+    bpf_map_delete_elem(&dc_listeners, &lport);
+  }
   return 0;
 }
 
