@@ -2,8 +2,11 @@
  * - direct I/O, ext4 and xfs alike: iomap_dio_rw_begin .. iomap_dio_complete, matched by the
  *   kiocb (an asynchronous completion runs elsewhere);
  * - ext4 fsync/fdatasync, fallocate, truncate, unlink: their _enter/_exit pairs;
+ * - buffered reads and writes, and xfs's operations, which end with their system call
+ *   (fs_pending.bpf.h);
  * - jbd2 journal commits, charged to the traced thread whose fsync on that device was waiting
- *   when the commit started (commits no traced fsync waits for are not charged to anyone). */
+ *   when the commit started, else to the first traced thread that started a handle in the
+ *   committed transaction (its changes are what the commit writes). */
 #include "common.bpf.h"
 
 struct dc_fs_key {
@@ -26,6 +29,14 @@ struct {
   __type(key, __u32);
   __type(value, struct dc_record_header);
 } dc_fsync_waiter SEC(".maps");
+
+/* (device, transaction) -> the first traced thread that started a handle in it. */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 4096);
+  __type(key, __u64);
+  __type(value, struct dc_record_header);
+} dc_transaction_owner SEC(".maps");
 
 /* (device, transaction) -> the open journal-commit record. */
 struct {
@@ -172,11 +183,29 @@ static __always_inline __u64 dc_commit_key(journal_t* journal, transaction_t* tr
   return ((__u64)dev << 32) | (__u32)transaction->t_tid;
 }
 
+SEC("tp_btf/jbd2_handle_start")
+int BPF_PROG(dc_fs_handle_start, dev_t dev, tid_t tid, unsigned int type, unsigned int line_no,
+             int requested_blocks)
+{
+  if (!dc_is_traced(bpf_get_current_pid_tgid() >> 32))
+    return 0;
+  __u64 key = ((__u64)dev << 32) | (__u32)tid;
+  if (bpf_map_lookup_elem(&dc_transaction_owner, &key))
+    return 0;
+  struct dc_record_header owner;
+  dc_fill_header(&owner, DC_REC_FS, 0);
+  bpf_map_update_elem(&dc_transaction_owner, &key, &owner, BPF_NOEXIST);
+  return 0;
+}
+
 SEC("tp_btf/jbd2_start_commit")
 int BPF_PROG(dc_fs_commit_start, journal_t* journal, transaction_t* transaction)
 {
   __u32 dev = journal->j_fs_dev->bd_dev;
   struct dc_record_header* waiter = bpf_map_lookup_elem(&dc_fsync_waiter, &dev);
+  __u64 key = dc_commit_key(journal, transaction);
+  if (!waiter)
+    waiter = bpf_map_lookup_elem(&dc_transaction_owner, &key);
   if (!waiter)
     return 0;
   struct dc_fs_event ev = {};
@@ -185,8 +214,8 @@ int BPF_PROG(dc_fs_commit_start, journal_t* journal, transaction_t* transaction)
   ev.op = DC_FS_JOURNAL_COMMIT;
   ev.file.dev = dev;
   ev.journal_tid = transaction->t_tid;
-  __u64 key = dc_commit_key(journal, transaction);
   bpf_map_update_elem(&dc_commits, &key, &ev, BPF_ANY);
+  bpf_map_delete_elem(&dc_transaction_owner, &key);
   return 0;
 }
 

@@ -214,6 +214,27 @@ TEST_F(runtime_test, Ext4FsyncWaitsForAJournalCommitChargedToTheWriter)
   }
 }
 
+// A commit no fsync waits for (here sync(1)'s) is charged to the process whose changes it
+// writes: the first traced one that started a journal handle in the committed transaction.
+TEST_F(runtime_test, Ext4CommitsWithoutAnFsyncAreChargedToTheWriter)
+{
+  loop_fs fs(dir.path, "ext4");
+  std::string file = fs.mount_point() + "/unsynced.bin";
+  auto run = trace_command(dir, "sh -c " + shell_quote("dd if=/dev/zero of=" + shell_quote(file) +
+                                                       " bs=64k count=16 status=none && sync"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  uint32_t dd = command_pid(run, "dd");
+  ASSERT_NE(dd, 0u);
+  auto commits = fs_events(run, "journal_commit");
+  ASSERT_GE(commits.size(), 1u);
+  for (const auto& c : commits) {
+    EXPECT_EQ(c["pid"], dd) << c;
+    EXPECT_GT(c["args"]["blocks"].get<uint64_t>(), 0u);
+    EXPECT_EQ(c["args"]["dev"], (fs.device_major() << 20) | fs.device_minor());
+    EXPECT_FALSE(c["args"].contains("level")) << "no call of the writer waited for it";
+  }
+}
+
 // ext4 frees an unlinked file's blocks in the unlinking call: a truncate to 0 under it.
 TEST_F(runtime_test, Ext4UnlinkTruncatesTheFileInTheUnlinkingCall)
 {
