@@ -14,17 +14,17 @@ require_tool_and_root() {
   ((EUID == 0)) || die "needs root (BPF, loop devices); run with sudo"
 }
 
-# write_doc_section KEY FILE: puts FILE's markdown into docs/benchmarks.md between this
-# benchmark's markers, keeping every other benchmark's section as it is.
+# write_doc_section KEY FILE [DOC]: puts FILE's markdown into DOC (default docs/benchmarks.md)
+# between this benchmark's markers, keeping everything else in DOC as it is.
 write_doc_section() {
-  local key="$1" body="$2" doc="$repo/docs/benchmarks.md"
+  local key="$1" body="$2" doc="${3:-$repo/docs/benchmarks.md}"
   python3 - "$doc" "$key" "$body" <<'PY'
 import os, sys
 doc, key, body_path = sys.argv[1:4]
 begin, end = f"<!-- begin {key} -->", f"<!-- end {key} -->"
 section = f"{begin}\n{open(body_path).read().rstrip()}\n{end}\n"
 text = open(doc).read() if os.path.exists(doc) else ""
-if "<!-- begin " not in text:  # no sections yet: start the file over
+if not text:
     text = "# Benchmarks\n\nEach section is written by the script it names; rerun that script rather than editing here.\n"
 if begin in text and end in text:
     head, rest = text.split(begin, 1)

@@ -46,6 +46,11 @@ TEST_F(runtime_test, PostgresUnderPgbenchGetsItsAmplificationRow)
   double w_amp = row["W_AMP"].get<double>();
   EXPECT_GT(w_amp, 0.05);  // WAL and data files reach the device...
   EXPECT_LT(w_amp, 20.0);  // ...with a plausible factor
+  // The filesystem saw those writes go through the page cache: one FS write per data-moving
+  // write call at most (tmpfs and zero-byte writes have none).
+  EXPECT_GT(row["VFS_W"].get<uint64_t>(), 0u);
+  EXPECT_LE(row["VFS_W"].get<uint64_t>(), row["SYS_W"].get<uint64_t>());
+  EXPECT_LE(row["VFS_R"].get<uint64_t>(), row["SYS_R"].get<uint64_t>());
   EXPECT_FALSE(run.summary["systems"].contains("pgbench"));
 }
 
