@@ -15,8 +15,9 @@ seconds=10
 rounds=1
 parse_bench_args 8 seconds "$@"
 require_tool_and_root
-bin="$(dirname "$(ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | tail -n1)")"
-[[ -x "$bin/pgbench" ]] || die "PostgreSQL is not installed (bash scripts/install-deps.sh)"
+bin=""
+for p in /usr/lib/postgresql/*/bin/pgbench; do [[ -x "$p" ]] && bin="$(dirname "$p")"; done
+[[ -n "$bin" ]] || die "PostgreSQL is not installed (bash scripts/install-deps.sh)"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
