@@ -12,7 +12,8 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 seconds=10
-rounds=1 # shellcheck disable=SC2034 # parse_bench_args checks it; one run
+# shellcheck disable=SC2034 # parse_bench_args checks it; there is one run
+rounds=1
 parse_bench_args 8 seconds "$@"
 require_tool_and_root
 bin=""
