@@ -13,6 +13,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 calls=200000
+forks=100
 rounds=5
 parse_bench_args 9 calls "$@"
 require_tool_and_root
@@ -54,15 +55,30 @@ for ((r = 1; r <= rounds; r++)); do
   "$dc" run --config "$tmp/many.yaml" -o "$tmp/m.pfw.gz" --summary "$tmp/m.json" -- true >/dev/null 2>"$tmp/m.err" ||
     die "attach run failed: $(tail -n1 "$tmp/m.err")"
   json "$tmp/m.json" 'd["uprobes"]["functions"]' >>"$tmp/functions"
+  json "$tmp/m.json" 'len(d["uprobes"]["refused"])' >>"$tmp/refused"
   json "$tmp/m.json" 'd["uprobes"]["attach_ms"]' >>"$tmp/attach_ms"
+  # A new process is held until its probes are attached: the cost per fork+exec, with the
+  # shipped stdio probes against the same run without user-space probes.
+  for cfg in stdio none; do
+    args=(--config "$repo/etc/datacrumbs/configs/stdio.yaml")
+    [[ "$cfg" == stdio ]] || args=(--layers syscall)
+    start=$(date +%s%N)
+    "$dc" run "${args[@]}" -o "$tmp/f.pfw.gz" --summary "$tmp/f.json" -- \
+      sh -c "i=0; while [ \$i -lt $forks ]; do /bin/true; i=\$((i+1)); done" 2>"$tmp/f.err" ||
+      die "fork run failed: $(tail -n1 "$tmp/f.err")"
+    echo $(($(date +%s%N) - start)) >>"$tmp/forks.$cfg"
+  done
 done
 
 untraced="$(median <"$tmp/ns.untraced")"
 traced="$(median <"$tmp/ns.traced")"
 per_call="$(awk -v t="$traced" -v u="$untraced" 'BEGIN {printf "%.2f", (t - u) / 1000}')"
 functions="$(median <"$tmp/functions")"
+refused="$(median <"$tmp/refused")"
 attach="$(median <"$tmp/attach_ms")"
 per_fn="$(awk -v a="$attach" -v n="$functions" 'BEGIN {printf "%.1f", a * 1000 / n}')"
+hold_ms="$(awk -v a="$(median <"$tmp/forks.stdio")" -v b="$(median <"$tmp/forks.none")" -v n="$forks" \
+  'BEGIN {printf "%.2f", (a - b) / n / 1e6}')"
 {
   cat <<EOF
 ## User-space probes (\`bench/run_uprobes.sh\`)
@@ -75,8 +91,9 @@ per_fn="$(awk -v a="$attach" -v n="$functions" 'BEGIN {printf "%.1f", a * 1000 /
 | empty function, untraced | $untraced ns/call |
 | same function probed (entry + return, every call an event, 0 lost) | $traced ns/call |
 | cost of one probed call | $per_call µs |
-| functions attached (every function of libstdc++, libc, libhdf5, libmpi, libcrypto) | $functions |
-| time to attach them all | $attach ms ($per_fn µs per function) |
+| functions attached (every function of libstdc++, libc, libhdf5, libmpi, libcrypto the kernel can probe; $refused refused) | $functions |
+| time to attach them all for one process | $attach ms ($per_fn µs per function) |
+| added start-up time of each new traced process (held until its stdio probes are attached) | $hold_ms ms |
 
 Per-call cost: \`uprobe_target $calls\` calls \`bench_probed_call\` in a loop, timed inside
 the program, untraced and under \`datacrumbs run --config\` with that one function probed.
@@ -84,9 +101,14 @@ Keep uprobes for calls that do real work (an fwrite, an H5Dwrite, an MPI-IO call
 hot per-byte or per-character paths: those belong to the system-call layer.
 
 Attach time: \`datacrumbs run --config many.yaml -- true\`; the summary JSON's
-\`uprobes.attach_ms\` is the time from the first to the last attach (one \`uprobe_multi\` link
-per binary and direction), not counting reading the ELF symbol tables. Target: ≤ 100 ms for
-10,000 functions.
+\`uprobes.attach_ms\` is the time to attach every function for the traced command (one
+\`uprobe_multi\` link per binary and direction, filtered by its pid), not counting reading the
+ELF symbol tables. Target: ≤ 100 ms for 10,000 functions.
+
+Start-up per process: probes are attached per traced process, so each process that joins the
+trace at fork is stopped until its links exist. \`sh\` running \`/bin/true\` $forks times, traced
+with the shipped \`stdio.yaml\` and with \`--layers syscall\` (no user-space probes): the
+difference of the two wall times, divided by $forks.
 EOF
 } >"$tmp/section.md"
 cat "$tmp/section.md"

@@ -17,5 +17,6 @@ int dc_client_start(struct pt_regs* ctx)
     return 0;
   /* Named like an exec: user space learns its command line and parent. */
   dc_emit_exec(task);
+  dc_hold(NULL, tgid); /* stopped on its return to user space until its probes are attached */
   return 0;
 }

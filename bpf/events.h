@@ -48,13 +48,28 @@ enum dc_record_kind {
   DC_REC_STAGED = 10,   /* a header, then a run of union dc_staged_record of one thread */
 };
 
+/* User-space probes attach per traced process (links filtered by its pid, so no other process
+ * gets their breakpoints). A process that joins the traced set at fork or by registering is
+ * stopped (SIGSTOP) until user space has attached its probes and sent SIGCONT; these records,
+ * on their own small ring (dc_holds), say so, and when such a process is gone. */
+enum dc_hold_op {
+  DC_HOLD_STOPPED = 1, /* tgid is stopped: attach its probes, then continue it */
+  DC_HOLD_GONE = 2,    /* tgid's last thread exited: its probes can go */
+};
+
+struct dc_hold_record {
+  dc_u32 tgid;
+  dc_u32 op; /* enum dc_hold_op */
+};
+
 /* Which counter of the loss map an event was lost from. */
 enum dc_loss_kind {
   DC_LOSS_RING_FULL = 0,    /* bpf_ringbuf_reserve failed */
   DC_LOSS_NO_STATE = 1,     /* per-thread entry state could not be created */
   DC_LOSS_TOO_DEEP = 2,     /* a user-space call nested deeper than DC_NEST_MAX */
   DC_LOSS_PROFILE_FULL = 3, /* profile mode: no room for a new counter in the profile map */
-  DC_LOSS_KINDS = 4,
+  DC_LOSS_NOT_HELD = 4,     /* a new process could not be held: its first user-space calls may be missed */
+  DC_LOSS_KINDS = 5,
 };
 
 struct dc_record_header {

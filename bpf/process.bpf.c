@@ -28,6 +28,7 @@ int BPF_PROG(dc_process_fork, struct task_struct* parent, struct task_struct* ch
     __u32 active = DC_TRACE_ACTIVE;
     bpf_map_update_elem(&dc_traced, &ctgid, &active, BPF_ANY);
     op = DC_TASK_FORK;
+    dc_hold(child, ctgid); /* a new process: its user-space probes are attached before it runs */
   }
   struct dc_task_event* ev = dc_task_begin(op);
   if (!ev)
@@ -51,6 +52,7 @@ int BPF_PROG(dc_process_exit, struct task_struct* p)
   if (BPF_CORE_READ(p, signal, live.counter) != 0)
     return 0;
   bpf_map_delete_elem(&dc_traced, &tgid);
+  dc_hold_gone(tgid);
   struct dc_task_event* ev = dc_task_begin(DC_TASK_EXIT);
   if (!ev)
     return 0;

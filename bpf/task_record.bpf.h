@@ -1,6 +1,52 @@
-/* Process records (DC_REC_TASK), shared by the process tracker and the daemon's beacon. */
+/* Process records (DC_REC_TASK), shared by the process tracker and the daemon's beacon, and
+ * the holds that let user space attach a new process's user-space probes before it runs on. */
 #ifndef DATACRUMBS_TASK_RECORD_BPF_H
 #define DATACRUMBS_TASK_RECORD_BPF_H
+
+#define DC_SIGSTOP 19
+
+/* Set by user space when user-space functions are probed (per traced process). */
+const volatile __u8 dc_hold_new = 0;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 1 << 16);
+} dc_holds SEC(".maps");
+
+extern int bpf_send_signal_task(struct task_struct* task, int sig, enum pid_type type, __u64 value) __ksym;
+
+/* Stops `task`'s process (or, with task NULL, the current one) and tells user space, which
+ * attaches its probes and continues it. The record's room is taken first: a process is never
+ * stopped without the record that gets it going again. SIGCONT also discards a SIGSTOP still
+ * pending, so the order of the two at the process does not matter. */
+static __always_inline void dc_hold(struct task_struct* task, __u32 tgid)
+{
+  if (!dc_hold_new)
+    return;
+  struct dc_hold_record* r = bpf_ringbuf_reserve(&dc_holds, sizeof(*r), 0);
+  if (!r) {
+    dc_count_loss(DC_LOSS_NOT_HELD);
+    return;
+  }
+  r->tgid = tgid;
+  r->op = DC_HOLD_STOPPED;
+  int err = task ? bpf_send_signal_task(task, DC_SIGSTOP, PIDTYPE_TGID, 0) : bpf_send_signal(DC_SIGSTOP);
+  if (err) {
+    dc_count_loss(DC_LOSS_NOT_HELD);
+    bpf_ringbuf_discard(r, 0);
+    return;
+  }
+  bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+}
+
+/* The process is gone: its probes can be detached. */
+static __always_inline void dc_hold_gone(__u32 tgid)
+{
+  if (!dc_hold_new)
+    return;
+  struct dc_hold_record r = {.tgid = tgid, .op = DC_HOLD_GONE};
+  bpf_ringbuf_output(&dc_holds, &r, sizeof(r), 0);
+}
 
 static __always_inline struct dc_task_event* dc_task_begin(__u32 op)
 {

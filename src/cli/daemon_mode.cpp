@@ -126,6 +126,10 @@ result<int> run_daemon(const daemon_options& options)
   wait_for_stop(stop);
   auto finished = (*pipeline)->finish();
   ::unlink(ready_path.c_str());
+  if (auto failures = (*probes)->hold_failures(); !failures.empty())
+    std::fprintf(stderr, "datacrumbs: %s\n", failures.c_str());
+  for (const auto& f : (*probes)->refused_functions())
+    std::fprintf(stderr, "datacrumbs: the kernel cannot probe %s: skipped\n", f.c_str());
   if (!finished)
     return std::unexpected(finished.error());
   run_facts facts{{"datacrumbs", options.probe_file, run_id},

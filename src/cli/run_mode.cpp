@@ -113,6 +113,12 @@ result<int> run_traced(const run_options& options)
   if (!pipeline)
     return abandon(pipeline.error());
   (*pipeline)->dec().snapshot_fds(static_cast<uint32_t>(child->pid));
+  // Its user-space probes are in place before its exec: they cover every binary it maps.
+  if (auto attached = (*probes)->attach_process(static_cast<uint32_t>(child->pid)); !attached)
+    return abandon(attached.error());
+  if (auto refused = (*probes)->refused_functions(); !refused.empty())
+    std::fprintf(stderr, "datacrumbs: %zu functions the kernel cannot probe are skipped (first: %s)\n",
+                 refused.size(), refused.front().c_str());
   if (auto armed = (*probes)->arm(static_cast<uint32_t>(child->pid)); !armed)
     return abandon(armed.error());
   trace_guard.keep = true;
@@ -125,6 +131,8 @@ result<int> run_traced(const run_options& options)
     return std::unexpected(released.error());
   if (!finished)
     return std::unexpected(finished.error());
+  if (auto failures = (*probes)->hold_failures(); !failures.empty())
+    std::fprintf(stderr, "datacrumbs: %s\n", failures.c_str());
 
   run_facts facts{options.command,
                   exit_code,

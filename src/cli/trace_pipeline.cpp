@@ -69,7 +69,10 @@ void write_page_cache_counters(pfw_writer& writer, const summary_builder& summar
 // How many user-space functions were probed, and how long attaching them took.
 nlohmann::json uprobes_json(const session& probes)
 {
-  nlohmann::json j = {{"functions", probes.uprobe_targets().size()}, {"attach_ms", 0.0}};
+  auto refused = probes.refused_functions();
+  nlohmann::json j = {{"functions", probes.uprobe_targets().size() - refused.size()},
+                      {"refused", refused},
+                      {"attach_ms", 0.0}};
   for (const auto& r : probes.reports())
     if (r.name == "uprobe")
       j["attach_ms"] = static_cast<double>(r.attach_us) / 1000.0;

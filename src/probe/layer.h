@@ -42,7 +42,9 @@ struct shared_maps {
   int lost_fd = -1;
   int threads_fd = -1;
   int profile_fd = -1;
+  int holds_fd = -1;
   uint64_t wake_mark = 0;
+  bool hold_new = false;             // user-space probes are attached per process: hold new processes
   uint64_t profile_interval_ns = 0;  // 0: trace mode (one record per event)
 };
 
@@ -56,7 +58,7 @@ class layer {
   // Attaches every program of the loaded object, one by one.
   virtual layer_report attach();
   // Detaches every program; in-flight runs have finished when it returns.
-  void detach();
+  virtual void detach();
   // Sends to the ring what the kernel side still holds back (call after detach).
   virtual result<> flush_stages() { return {}; }
   // Counts kept in the kernel, for layers that aggregate there.

@@ -47,22 +47,25 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
   else if (!tracefs->empty())
     s->notes_.push_back(*tracefs);
 
+  if (options.uprobes)
+    s->uprobe_targets_ = *options.uprobes;
+  else if (options.config && options.layers.empty())
+    s->uprobe_targets_ = plan_uprobes(*options.config, s->notes_);
+  s->maps_.hold_new = !s->uprobe_targets_.empty();
   if (auto ok = s->open_process_tracking(options); !ok)
     return std::unexpected(ok.error());
   std::vector<std::string> wanted = options.layers;
   if (wanted.empty() && options.config)
     wanted = kernel_layers_in(*options.config);
   auto layers = make_layers();
-  if (options.uprobes)
-    s->uprobe_targets_ = *options.uprobes;
-  else if (options.config && options.layers.empty())
-    s->uprobe_targets_ = plan_uprobes(*options.config, s->notes_);
   if (options.beacon) {
     layers.push_back(make_beacon_layer(*options.beacon));
     wanted.push_back("beacon");
   }
   if (!s->uprobe_targets_.empty()) {
-    layers.push_back(make_uprobe_layer(s->uprobe_targets_));
+    auto user = make_uprobe_layer(s->uprobe_targets_);
+    s->user_probes_ = user.get();
+    layers.push_back(std::move(user));
     wanted.push_back("uprobe");
   }
   for (auto& l : layers) {
@@ -72,6 +75,8 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     if (auto loaded = l->load(s->maps_); !loaded) {
       s->reports_.push_back(
           {std::string(l->name()), std::string(l->category()), false, {}, loaded.error().message});
+      if (l.get() == s->user_probes_)
+        s->user_probes_ = nullptr;
       continue;
     }
     auto started = std::chrono::steady_clock::now();
@@ -88,6 +93,12 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     if (required && !r.live)
       return fail("layer '" + r.name + "' could not attach: " + r.why);
   }
+  if (s->user_probes_) {
+    auto holder = process_holder::start(s->maps_.holds_fd, *s->user_probes_);
+    if (!holder)
+      return std::unexpected(holder.error());
+    s->holder_ = std::move(*holder);
+  }
   return s;
 }
 
@@ -98,6 +109,7 @@ result<> session::open_process_tracking(const session_options& options)
     return fail(std::string("cannot open the process BPF object: ") + std::strerror(errno));
   maps_.wake_mark = options.ring_bytes / 4;
   process_->rodata->dc_wake_mark = maps_.wake_mark;
+  process_->rodata->dc_hold_new = maps_.hold_new;
   maps_.profile_interval_ns = options.profile_interval_ns;
   process_->rodata->dc_profile_interval_ns = maps_.profile_interval_ns;
   // About three intervals are in the map at once; an event that finds no room is counted lost.
@@ -114,6 +126,7 @@ result<> session::open_process_tracking(const session_options& options)
   maps_.lost_fd = bpf_map__fd(process_->maps.dc_lost);
   maps_.threads_fd = bpf_map__fd(process_->maps.dc_threads);
   maps_.profile_fd = bpf_map__fd(process_->maps.dc_profile);
+  maps_.holds_fd = bpf_map__fd(process_->maps.dc_holds);
   bpf_program* prog;
   bpf_object__for_each_program(prog, process_->obj)
   {
@@ -126,8 +139,38 @@ result<> session::open_process_tracking(const session_options& options)
   return {};
 }
 
+result<> session::attach_process(uint32_t pid)
+{
+  if (!user_probes_)
+    return {};
+  auto started = std::chrono::steady_clock::now();
+  auto attached = user_probes_->attach_process(pid);
+  for (layer_report& r : reports_)  // the first process's attach time is the layer's
+    if (r.name == "uprobe" && !first_attached_)
+      r.attach_us = static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
+              .count());
+  first_attached_ = true;
+  return attached;
+}
+
+std::vector<std::string> session::refused_functions() const
+{
+  return user_probes_ ? user_probes_->refused_functions() : std::vector<std::string>{};
+}
+
+std::string session::hold_failures() const
+{
+  if (!holder_ || holder_->failures() == 0)
+    return "";
+  return std::to_string(holder_->failures()) +
+         " new processes ran without their user-space probes: " + holder_->first_failure();
+}
+
 result<> session::detach()
 {
+  if (holder_)
+    holder_->stop();  // continues every process still held; no probes are attached after this
   for (const auto& l : layers_) l->detach();
   for (const auto& l : layers_)
     if (auto flushed = l->flush_stages(); !flushed)
@@ -137,6 +180,7 @@ result<> session::detach()
 
 session::~session()
 {
+  holder_.reset();
   layers_.clear();
   for (bpf_link* l : process_links_) bpf_link__destroy(l);
   process_bpf__destroy(process_);
@@ -175,7 +219,8 @@ loss_counts session::losses()
       continue;
     uint64_t sum = 0;
     for (uint64_t v : per_cpu) sum += v;
-    uint64_t* slot[DC_LOSS_KINDS] = {&total.ring_full, &total.no_state, &total.too_deep, &total.profile_full};
+    uint64_t* slot[DC_LOSS_KINDS] = {&total.ring_full, &total.no_state, &total.too_deep, &total.profile_full,
+                                     &total.not_held};
     *slot[kind] = sum;
   }
   total.skipped = skipped_runs(process_->obj);

@@ -10,6 +10,7 @@
 #include "config/probe_config.h"
 #include "probe/layer.h"
 #include "probe/layers.h"
+#include "probe/process_holder.h"
 #include "probe/uprobe_layer.h"
 #include "sink/pfw_writer.h"
 
@@ -39,9 +40,16 @@ class session {
   // Traces pid from its next exec on.
   result<> arm(uint32_t pid);
   void disarm(uint32_t pid);
+  // Attaches the user-space probes for a process before it runs (the traced command; processes
+  // that join later are held and attached by the process holder). No-op without uprobes.
+  result<> attach_process(uint32_t pid);
   // Detaches every layer and sends what they still hold back to the ring: call once the
   // traced command has ended, before draining the ring.
   result<> detach();
+  // After detach(): what went wrong attaching user-space probes to new processes, or "".
+  std::string hold_failures() const;
+  // User-space functions the kernel refused to probe (skipped), as "name (binary)".
+  std::vector<std::string> refused_functions() const;
   loss_counts losses();
   std::vector<counter_sample> counters();
   const std::vector<layer_report>& reports() const { return reports_; }
@@ -54,6 +62,9 @@ class session {
   result<> open_process_tracking(const session_options& options);
 
   process_bpf* process_ = nullptr;
+  user_probes* user_probes_ = nullptr;  // owned by layers_
+  std::unique_ptr<process_holder> holder_;
+  bool first_attached_ = false;
   std::vector<bpf_link*> process_links_;
   shared_maps maps_;
   std::vector<std::unique_ptr<layer>> layers_;

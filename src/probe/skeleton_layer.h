@@ -10,8 +10,9 @@
 
 namespace dc {
 
-template <class Skel, Skel* (*Open)(), int (*Load)(Skel*), void (*Destroy)(Skel*)>
-class skeleton_layer : public layer {
+// Base: `layer`, or an interface derived from it that the layer also implements.
+template <class Skel, Skel* (*Open)(), int (*Load)(Skel*), void (*Destroy)(Skel*), class Base = layer>
+class skeleton_layer : public Base {
  public:
   ~skeleton_layer() override { Destroy(skel_); }
 
@@ -19,15 +20,17 @@ class skeleton_layer : public layer {
   {
     skel_ = Open();
     if (!skel_)
-      return fail("cannot open the " + std::string(name()) + " BPF object: " + std::strerror(errno));
+      return fail("cannot open the " + std::string(this->name()) + " BPF object: " + std::strerror(errno));
     skel_->rodata->dc_wake_mark = maps.wake_mark;
     skel_->rodata->dc_profile_interval_ns = maps.profile_interval_ns;
+    if constexpr (requires { skel_->rodata->dc_hold_new; })  // objects that add processes
+      skel_->rodata->dc_hold_new = maps.hold_new;
     if (auto shared = reuse_shared_maps(skel_->obj, maps); !shared)
       return shared;
     if (auto ready = before_load(*skel_); !ready)
       return ready;
     if (int err = Load(skel_); err)
-      return fail("cannot load the " + std::string(name()) + " BPF programs: " + std::strerror(-err));
+      return fail("cannot load the " + std::string(this->name()) + " BPF programs: " + std::strerror(-err));
     return after_load(*skel_);
   }
 

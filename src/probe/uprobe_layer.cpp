@@ -6,8 +6,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <array>
+#include <condition_variable>
+#include <fstream>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <regex>
 #include <set>
 
@@ -15,6 +21,7 @@
 #include "core/user_regex.h"
 #include "explore/elf_symbols.h"
 #include "probe/skeleton_layer.h"
+#include "probe/uprobe_links.h"
 #include "uprobe.skel.h"
 
 extern "C" {
@@ -57,78 +64,103 @@ std::vector<uprobe_target> plan_uprobes(const probe_config& config, std::vector<
 
 namespace {
 
-// Kernel ABI of uprobe_multi links (Linux 6.6+), which the libbpf of Debian 12 (1.1) predates.
-constexpr uint32_t trace_uprobe_multi = 48;  // enum bpf_attach_type BPF_TRACE_UPROBE_MULTI
-constexpr uint32_t uprobe_multi_return = 1;  // BPF_F_UPROBE_MULTI_RETURN
-
-struct link_create_uprobe_multi {
-  uint32_t prog_fd;
-  uint32_t target_fd;
-  uint32_t attach_type;
-  uint32_t flags;
-  uint64_t path;
-  uint64_t offsets;
-  uint64_t ref_ctr_offsets;
-  uint64_t cookies;
-  uint32_t cnt;
-  uint32_t multi_flags;
-  uint32_t pid;
-  uint32_t pad;
-};
-
-// One link for every function of one binary: a single attach and a single detach (detaching
-// one perf-event uprobe waits for an RCU grace period, ~70 ms each here).
-int attach_uprobe_multi(int prog_fd, const std::string& binary, const std::vector<uint64_t>& offsets,
-                        const std::vector<uint64_t>& cookies, bool ret)
-{
-  union bpf_attr attr;
-  std::memset(&attr, 0, sizeof(attr));
-  link_create_uprobe_multi l{};
-  l.prog_fd = static_cast<uint32_t>(prog_fd);
-  l.attach_type = trace_uprobe_multi;
-  l.path = reinterpret_cast<uint64_t>(binary.c_str());
-  l.offsets = reinterpret_cast<uint64_t>(offsets.data());
-  l.cookies = reinterpret_cast<uint64_t>(cookies.data());
-  l.cnt = static_cast<uint32_t>(offsets.size());
-  l.multi_flags = ret ? uprobe_multi_return : 0;
-  static_assert(sizeof(l) <= sizeof(attr));
-  std::memcpy(&attr, &l, sizeof(l));
-  return static_cast<int>(syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr)));
-}
-
-class uprobe_layer final
-    : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, uprobe_bpf__load, uprobe_bpf__destroy> {
+class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, uprobe_bpf__load,
+                                                 uprobe_bpf__destroy, user_probes> {
  public:
-  explicit uprobe_layer(std::vector<uprobe_target> targets) : targets_(std::move(targets)) {}
+  explicit uprobe_layer(std::vector<uprobe_target> targets) : targets_(std::move(targets))
+  {
+    // Per binary: the offsets of its functions, the cookie of each its index in targets_.
+    std::map<std::string, std::ifstream> files;
+    for (size_t i = 0; i < targets_.size(); ++i) {
+      const uprobe_target& t = targets_[i];
+      auto [file, opened] = files.try_emplace(t.binary);
+      if (opened)
+        file->second.open(t.binary, std::ios::binary);
+      probe_set& into = has_lock_prefix(file->second, t.offset) ? suspects_[t.binary] : per_binary_[t.binary];
+      into.offsets.push_back(t.offset);
+      into.cookies.push_back(i);
+    }
+  }
+  ~uprobe_layer() override { detach(); }
   std::string_view name() const override { return "uprobe"; }
   std::string_view category() const override { return "USER"; }
 
+  // Nothing to attach yet: probes are attached per process as processes join the trace.
   layer_report attach() override
   {
     layer_report r{std::string(name()), std::string(category()), !targets_.empty(), {}, {}};
     if (targets_.empty())
       r.why = "no function to probe";
-    // Per binary: the offsets of its functions, the cookie of each its index in targets_.
-    std::map<std::string, std::pair<std::vector<uint64_t>, std::vector<uint64_t>>> per_binary;
-    for (size_t i = 0; i < targets_.size(); ++i) {
-      per_binary[targets_[i].binary].first.push_back(targets_[i].offset);
-      per_binary[targets_[i].binary].second.push_back(i);
+    std::map<std::string, size_t> counts;
+    for (const auto& [binary, probes] : per_binary_) counts[binary] += probes.offsets.size();
+    for (const auto& [binary, probes] : suspects_) counts[binary] += probes.offsets.size();
+    for (const auto& [binary, n] : counts)
+      r.hooks.push_back(std::to_string(n) + " functions in " + binary +
+                        " (uprobe_multi, per traced process)");
+    return r;
+  }
+
+  result<> attach_process(uint32_t tgid) override
+  {
+    std::map<std::string, probe_set> plan, suspects;
+    {
+      std::lock_guard lock(mutex_);
+      plan = per_binary_;
+      suspects.swap(suspects_);  // tried once, by the first process
     }
-    for (const auto& [binary, probes] : per_binary) {
-      const auto& [offsets, cookies] = probes;
+    std::vector<int> fds;
+    if (auto settled = settle_suspects(suspects, tgid, fds); !settled) {
+      for (int f : fds) close(f);
+      return settled;
+    }
+    for (auto& [binary, set] : plan) {
       for (bool ret : {false, true}) {
         bpf_program* prog = ret ? skel()->progs.dc_uprobe_return : skel()->progs.dc_uprobe_enter;
-        int fd = attach_uprobe_multi(bpf_program__fd(prog), binary, offsets, cookies, ret);
-        if (fd < 0) {
-          r.live = false;
-          r.why += (r.why.empty() ? "" : "; ") + binary + ": " + std::strerror(errno);
-          break;
+        std::vector<uint64_t> refused;
+        if (int err = link_probe_set(bpf_program__fd(prog), binary, set, ret, tgid, fds, refused)) {
+          for (int f : fds) close(f);
+          return fail("cannot attach the functions of " + binary + " for process " + std::to_string(tgid) +
+                      ": " + std::strerror(err));
         }
-        add_link_fd(fd);
+        if (!refused.empty())
+          set = forget_refused(binary, refused);  // the return probes skip them too
       }
-      r.hooks.push_back(std::to_string(offsets.size()) + " functions in " + binary + " (uprobe_multi)");
     }
-    return r;
+    std::lock_guard lock(mutex_);
+    auto& held = links_[tgid];
+    held.insert(held.end(), fds.begin(), fds.end());
+    return {};
+  }
+
+  std::vector<std::string> refused_functions() const override
+  {
+    std::lock_guard lock(mutex_);
+    return refused_names_;
+  }
+
+  void forget_process(uint32_t tgid) override
+  {
+    std::vector<int> fds;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = links_.find(tgid);
+      if (it == links_.end())
+        return;
+      fds = std::move(it->second);
+      links_.erase(it);
+    }
+    closer_.close_later(std::move(fds));
+  }
+
+  void detach() override
+  {
+    std::map<uint32_t, std::vector<int>> all;
+    {
+      std::lock_guard lock(mutex_);
+      all.swap(links_);
+    }
+    for (auto& [tgid, fds] : all) closer_.close_later(std::move(fds));
+    layer::detach();
   }
 
  protected:
@@ -156,12 +188,84 @@ class uprobe_layer final
   }
 
  private:
+  // Tries each suspect function alone for tgid, several at once (a refusal costs a grace
+  // period, and those overlap): a refused one is reported and skipped, an accepted one keeps
+  // its links and joins its binary's set for every later process.
+  result<> settle_suspects(const std::map<std::string, probe_set>& suspects, uint32_t tgid,
+                           std::vector<int>& fds)
+  {
+    struct trial {
+      std::string binary;
+      probe_set one;
+      std::vector<int> fds;
+      std::vector<uint64_t> refused;
+      int err = 0;
+    };
+    std::vector<trial> trials;
+    for (const auto& [binary, set] : suspects)
+      for (size_t i = 0; i < set.offsets.size(); ++i)
+        trials.push_back({binary, {{set.offsets[i]}, {set.cookies[i]}}, {}, {}, 0});
+    auto run = [&](trial& t) {
+      for (bool ret : {false, true}) {
+        bpf_program* prog = ret ? skel()->progs.dc_uprobe_return : skel()->progs.dc_uprobe_enter;
+        t.err = link_probe_set(bpf_program__fd(prog), t.binary, t.one, ret, tgid, t.fds, t.refused);
+        if (t.err || !t.refused.empty())
+          return;
+      }
+    };
+    constexpr size_t at_once = 16;
+    for (size_t first = 0; first < trials.size(); first += at_once) {
+      std::vector<std::thread> workers;
+      for (size_t k = first; k < std::min(trials.size(), first + at_once); ++k)
+        workers.emplace_back(run, std::ref(trials[k]));
+      for (auto& w : workers) w.join();
+    }
+    std::lock_guard lock(mutex_);
+    for (trial& t : trials) {
+      fds.insert(fds.end(), t.fds.begin(), t.fds.end());
+      const std::string& function = targets_[t.one.cookies[0]].function;
+      if (t.err)
+        return fail("cannot attach " + function + " for process " + std::to_string(tgid) + ": " +
+                    std::strerror(t.err));
+      if (!t.refused.empty()) {
+        refused_names_.push_back(function + " (" + t.binary + ")");
+        continue;
+      }
+      per_binary_[t.binary].offsets.push_back(t.one.offsets[0]);
+      per_binary_[t.binary].cookies.push_back(t.one.cookies[0]);
+    }
+    return {};
+  }
+
+  // Drops functions the kernel refused from the binary's set, for this and every later process.
+  probe_set forget_refused(const std::string& binary, const std::vector<uint64_t>& refused)
+  {
+    std::lock_guard lock(mutex_);
+    probe_set& set = per_binary_[binary];
+    probe_set kept;
+    for (size_t i = 0; i < set.cookies.size(); ++i) {
+      if (std::ranges::find(refused, set.cookies[i]) != refused.end())
+        continue;
+      kept.offsets.push_back(set.offsets[i]);
+      kept.cookies.push_back(set.cookies[i]);
+    }
+    set = kept;
+    for (uint64_t c : refused) refused_names_.push_back(targets_[c].function + " (" + binary + ")");
+    return kept;
+  }
+
   std::vector<uprobe_target> targets_;
+  mutable std::mutex mutex_;  // per_binary_, refused_names_, links_: attached from two threads
+  std::map<std::string, probe_set> per_binary_;
+  std::map<std::string, probe_set> suspects_;  // LOCK-prefixed: tried alone by the first process
+  std::vector<std::string> refused_names_;
+  std::map<uint32_t, std::vector<int>> links_;  // per traced process
+  link_closer closer_;                          // joined (every link closed) with the layer
 };
 
 }  // namespace
 
-std::unique_ptr<layer> make_uprobe_layer(std::vector<uprobe_target> targets)
+std::unique_ptr<user_probes> make_uprobe_layer(std::vector<uprobe_target> targets)
 {
   return std::make_unique<uprobe_layer>(std::move(targets));
 }

@@ -142,6 +142,7 @@ result<> pfw_writer::finish(const loss_counts& lost)
   append_field(b, "lost_no_state", lost.no_state);
   append_field(b, "lost_too_deep", lost.too_deep);
   append_field(b, "lost_profile_full", lost.profile_full);
+  append_field(b, "lost_not_held", lost.not_held);
   append_field(b, "lost_skipped", lost.skipped);
   b.append("}}\n]\n");
   return out_.close();

@@ -28,7 +28,8 @@ struct loss_counts {
   uint64_t skipped = 0;       // the kernel skipped a program run (recursion on one CPU)
   uint64_t too_deep = 0;      // a user-space call nested deeper than the per-thread stack
   uint64_t profile_full = 0;  // profile mode: no room for a new counter
-  uint64_t total() const { return ring_full + no_state + skipped + too_deep + profile_full; }
+  uint64_t not_held = 0;      // a new process could not be held for its user-space probes
+  uint64_t total() const { return ring_full + no_state + skipped + too_deep + profile_full + not_held; }
 };
 
 class pfw_writer {

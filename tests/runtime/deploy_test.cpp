@@ -200,6 +200,37 @@ TEST_F(deploy_test, AProfileProbeFileMakesTheDaemonCountPerInterval)
   EXPECT_EQ(bytes, 10u * 4096);
 }
 
+// With user-space probes, a registering process is held at registration until the daemon has
+// attached its probes: every stdio call after its constructor is traced, and an unwrapped run
+// of the same program gets neither events nor breakpoints.
+TEST_F(deploy_test, AWrappedProgramsStdioCallsAreAllTraced)
+{
+  std::string stdio_config = dir / "stdio.yaml", stdio_probes = dir / "stdio.json.gz";
+  std::ofstream(stdio_config) << "capture_probes:\n  - include: " DATACRUMBS_SOURCE_DIR
+                                 "/etc/datacrumbs/configs/stdio.yaml\n";
+  ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_probe_configurator " + shell_quote(stdio_config) + " " +
+                      shell_quote(stdio_probes) + " 2>/dev/null"),
+            0);
+  auto info = start_daemon(stdio_probes, "stdio1");
+  ASSERT_FALSE(info.is_null());
+  std::string wrapped = dir / "wrapped.txt", plain = dir / "plain.txt";
+  ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_wrap " STDIO_APP_BIN " " + shell_quote(wrapped) + " 30"), 0);
+  ASSERT_EQ(run_shell(std::string(STDIO_APP_BIN) + " " + shell_quote(plain) + " 20"), 0);
+  stop_daemon("stdio1");
+
+  auto trace = parse_trace_text(read_gzip_members(info["trace"]).text);
+  int fwrites = 0, fopens = 0;
+  for (const auto& e : complete_events(trace)) {
+    fwrites += e["cat"] == "STDIO" && e["name"] == "fwrite";
+    if (e["cat"] == "STDIO" && e["name"] == "fopen") {
+      ++fopens;
+      EXPECT_EQ(e["args"]["fhash"], string_hash(wrapped));
+    }
+  }
+  EXPECT_EQ(fwrites, 31);  // 30, and one after the longjmp
+  EXPECT_EQ(fopens, 1);
+}
+
 // The installed layout and the scripts datacrumbs@.service calls: start returns once the daemon
 // is ready, stop once it has finished its trace and exited.
 TEST_F(deploy_test, InstalledServiceScriptsStartReadyAndStop)

@@ -1,8 +1,13 @@
 // The user-space layers against what the program did: stdio calls counted exactly, the system
 // calls beneath them nested under them, a custom function chosen by regex from a config, and a
 // function that never returns leaving later nesting intact.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "core/hash.h"
 #include "runtime/runtime_helpers.h"
@@ -114,6 +119,78 @@ TEST_F(runtime_test, FunctionsOfALibraryLoadedWithDlopenAreTraced)
       ++seen;
     }
   EXPECT_EQ(seen, calls);
+}
+
+// A function whose first instruction the kernel cannot probe (here libc's pthread_spin_lock,
+// refused with ENOTSUPP) is found, reported and skipped; the rest of its binary is probed.
+TEST_F(runtime_test, AFunctionTheKernelCannotProbeIsSkippedNotFatal)
+{
+  std::string config = dir / "spin.yaml";
+  std::ofstream(config) << "capture_probes:\n  - {name: LIBC, probe: uprobe, file: libc.so.6, regex: "
+                           "\"pthread_spin_.*|fflush\"}\n";
+  auto run = trace_command(dir, "sh -c 'echo x'", "--config " + shell_quote(config));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto& u = run.summary["uprobes"];
+  ASSERT_EQ(u["refused"].size(), 1u) << u;
+  EXPECT_TRUE(u["refused"][0].get<std::string>().starts_with("pthread_spin_lock ")) << u;
+  EXPECT_GE(u["functions"].get<int>(), 4) << u;  // fflush and the other pthread_spin_ calls
+  EXPECT_NE(run.err.find("cannot probe are skipped"), std::string::npos) << run.err;
+}
+
+// The kB of libc's code mapping that are private copies in process `pid`: the pages the kernel
+// wrote breakpoints into (an unprobed mapping has none). -1 when libc is not mapped.
+long probed_libc_kb(const std::string& smaps)
+{
+  std::istringstream in(smaps);
+  bool in_libc_code = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find('-') != std::string::npos && line.find(" r-xp ") != std::string::npos)
+      in_libc_code = line.find("/libc.so.6") != std::string::npos;
+    else if (in_libc_code && line.starts_with("Anonymous:"))
+      return std::stol(line.substr(10));
+  }
+  return -1;
+}
+
+// User-space probes are attached per traced process: a process outside the trace that maps the
+// same library gets no breakpoint, and a child forked inside the trace is held until its probes
+// are attached, so its calls are all counted from its first one.
+TEST_F(runtime_test, OnlyTracedProcessesGetBreakpointsAndForkedChildrenFromTheirFirstCall)
+{
+  std::string config = dir / "probes.yaml", out = dir / "out.txt";
+  std::ofstream(config)
+      << "capture_probes:\n  - name: POSIX\n    probe: syscalls\n  - include: " DATACRUMBS_SOURCE_DIR
+         "/etc/datacrumbs/configs/stdio.yaml\n";
+  pid_t outsider = fork();
+  if (outsider == 0) {
+    execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::string traced_smaps = dir / "traced.smaps", outsider_smaps = dir / "outsider.smaps";
+  auto run = trace_command(
+      dir,
+      "sh -c " +
+          shell_quote(std::string(STDIO_APP_BIN) + " " + shell_quote(out) + " " + std::to_string(fwrites) +
+                      " & wait; cat /proc/self/smaps > " + shell_quote(traced_smaps) + "; cat /proc/" +
+                      std::to_string(outsider) + "/smaps > " + shell_quote(outsider_smaps)),
+      "--config " + shell_quote(config));
+  kill(outsider, SIGKILL);
+  waitpid(outsider, nullptr, 0);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.summary["events"]["lost"], 0) << run.summary["events"];
+  EXPECT_GT(probed_libc_kb(read_file(traced_smaps)), 0) << "a traced process has its breakpoints";
+  EXPECT_EQ(probed_libc_kb(read_file(outsider_smaps)), 0) << "a process outside the trace has none";
+  // stdio_app, forked by sh: every fwrite from its first, then one after its longjmp.
+  uint32_t app = 0;
+  int writes = 0;
+  for (const auto& e : complete_events(run.trace))
+    if (e["cat"] == "STDIO" && e["name"] == "fwrite") {
+      ++writes;
+      app = e["pid"];
+    }
+  EXPECT_EQ(writes, fwrites + 1);
+  EXPECT_NE(app, 0u);
+  EXPECT_NE(run.summary["processes"][std::to_string(app)]["parent"], 0);
 }
 
 }  // namespace

@@ -1,0 +1,76 @@
+#include "probe/process_holder.h"
+
+#include <bpf/libbpf.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <cstring>
+
+extern "C" {
+#include "events.h"
+}
+
+namespace dc {
+
+result<std::unique_ptr<process_holder>> process_holder::start(int holds_fd, user_probes& probes)
+{
+  std::unique_ptr<process_holder> h(new process_holder(probes));
+  h->ring_ = ring_buffer__new(holds_fd, &process_holder::on_record, h.get(), nullptr);
+  if (!h->ring_)
+    return fail(std::string("cannot open the hold ring: ") + std::strerror(errno));
+  h->thread_ = std::thread(&process_holder::loop, h.get());
+  return h;
+}
+
+process_holder::~process_holder()
+{
+  stop();
+  if (ring_)
+    ring_buffer__free(ring_);
+}
+
+int process_holder::on_record(void* ctx, void* data, size_t size)
+{
+  auto* self = static_cast<process_holder*>(ctx);
+  dc_hold_record r;
+  if (size < sizeof(r))
+    return 0;
+  std::memcpy(&r, data, sizeof(r));
+  if (r.op == DC_HOLD_GONE) {
+    self->probes_.forget_process(r.tgid);
+    return 0;
+  }
+  // Attached or not, a held process always goes on: a failure costs its user-space events, never
+  // the process.
+  if (auto attached = self->probes_.attach_process(r.tgid); !attached && kill(r.tgid, 0) == 0) {
+    if (self->failures_++ == 0) {
+      std::lock_guard lock(self->mutex_);
+      self->first_failure_ = attached.error().message;
+    }
+  }
+  kill(static_cast<pid_t>(r.tgid), SIGCONT);
+  return 0;
+}
+
+void process_holder::loop()
+{
+  // Holds wake this thread as they come (BPF_RB_FORCE_WAKEUP); the timeout only bounds the
+  // time to notice stop().
+  while (!stopping_.load(std::memory_order_acquire)) ring_buffer__poll(ring_, 100);
+  ring_buffer__consume(ring_);
+}
+
+void process_holder::stop()
+{
+  stopping_.store(true, std::memory_order_release);
+  if (thread_.joinable())
+    thread_.join();
+}
+
+std::string process_holder::first_failure() const
+{
+  std::lock_guard lock(mutex_);
+  return first_failure_;
+}
+
+}  // namespace dc

@@ -1,0 +1,47 @@
+// The user-space side of holds (bpf/task_record.bpf.h): a process that joins the traced set at
+// fork, or by registering with the daemon, is stopped by the kernel side; this thread attaches
+// its user-space probes and continues it, so not one of its calls is missed, and drops the
+// probes of processes that are gone.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/result.h"
+#include "probe/uprobe_layer.h"
+
+struct ring_buffer;
+
+namespace dc {
+
+class process_holder {
+ public:
+  static result<std::unique_ptr<process_holder>> start(int holds_fd, user_probes& probes);
+  ~process_holder();
+
+  // Handles every hold still waiting (each held process is continued), then stops the thread.
+  void stop();
+  // Processes whose probes could not be attached (they were continued all the same), and why
+  // the first one failed.
+  uint64_t failures() const { return failures_.load(); }
+  std::string first_failure() const;
+
+ private:
+  explicit process_holder(user_probes& probes) : probes_(probes) {}
+  static int on_record(void* ctx, void* data, size_t size);
+  void loop();
+
+  user_probes& probes_;
+  ring_buffer* ring_ = nullptr;
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> failures_{0};
+  mutable std::mutex mutex_;
+  std::string first_failure_;
+  std::thread thread_;
+};
+
+}  // namespace dc

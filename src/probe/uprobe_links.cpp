@@ -1,0 +1,144 @@
+#include "probe/uprobe_links.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace dc {
+
+namespace {
+
+// Kernel ABI of uprobe_multi links (Linux 6.6+), which the libbpf of Debian 12 (1.1) predates.
+constexpr uint32_t uprobe_multi_return = 1;  // BPF_F_UPROBE_MULTI_RETURN
+
+struct link_create_uprobe_multi {
+  uint32_t prog_fd;
+  uint32_t target_fd;
+  uint32_t attach_type;
+  uint32_t flags;
+  uint64_t path;
+  uint64_t offsets;
+  uint64_t ref_ctr_offsets;
+  uint64_t cookies;
+  uint32_t cnt;
+  uint32_t multi_flags;
+  uint32_t pid;
+  uint32_t pad;
+};
+
+// One link for every function of one binary, for one process (pid): a single attach and a
+// single detach (detaching one perf-event uprobe waits for an RCU grace period, ~70 ms each
+// here). The kernel installs the breakpoints only in that process's memory, now and whenever it
+// maps the binary later.
+int attach_uprobe_multi(int prog_fd, const std::string& binary, const std::vector<uint64_t>& offsets,
+                        const std::vector<uint64_t>& cookies, bool ret, uint32_t pid)
+{
+  union bpf_attr attr;
+  std::memset(&attr, 0, sizeof(attr));
+  link_create_uprobe_multi l{};
+  l.prog_fd = static_cast<uint32_t>(prog_fd);
+  l.attach_type = trace_uprobe_multi;
+  l.path = reinterpret_cast<uint64_t>(binary.c_str());
+  l.offsets = reinterpret_cast<uint64_t>(offsets.data());
+  l.cookies = reinterpret_cast<uint64_t>(cookies.data());
+  l.cnt = static_cast<uint32_t>(offsets.size());
+  l.multi_flags = ret ? uprobe_multi_return : 0;
+  l.pid = pid;
+  static_assert(sizeof(l) <= sizeof(attr));
+  std::memcpy(&attr, &l, sizeof(l));
+  return static_cast<int>(syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr)));
+}
+
+}  // namespace
+
+constexpr int kernel_enotsupp = 524;  // ENOTSUPP: an instruction the kernel cannot probe
+
+bool has_lock_prefix(std::ifstream& file, uint64_t offset)
+{
+  unsigned char code[15] = {};
+  file.clear();
+  file.seekg(static_cast<std::streamoff>(offset));
+  file.read(reinterpret_cast<char*>(code), sizeof(code));
+  for (unsigned char b : code) {
+    if (b == 0xf0)
+      return true;
+    bool prefix = b == 0x26 || b == 0x2e || b == 0x36 || b == 0x3e || b == 0x64 || b == 0x65 || b == 0x66 ||
+                  b == 0x67 || b == 0xf2 || b == 0xf3;
+    if (!prefix)
+      return false;
+  }
+  return false;
+}
+
+int link_probe_set(int prog_fd, const std::string& binary, const probe_set& set, bool ret, uint32_t tgid,
+                   std::vector<int>& fds, std::vector<uint64_t>& refused)
+{
+  if (set.offsets.empty())
+    return 0;
+  int fd = attach_uprobe_multi(prog_fd, binary, set.offsets, set.cookies, ret, tgid);
+  if (fd >= 0) {
+    fds.push_back(fd);
+    return 0;
+  }
+  int err = errno;
+  if (err != kernel_enotsupp && err != EINVAL)
+    return err;
+  if (set.offsets.size() == 1) {
+    refused.push_back(set.cookies[0]);
+    return 0;
+  }
+  auto half = static_cast<std::ptrdiff_t>(set.offsets.size() / 2);
+  probe_set low{{set.offsets.begin(), set.offsets.begin() + half},
+                {set.cookies.begin(), set.cookies.begin() + half}};
+  probe_set high{{set.offsets.begin() + half, set.offsets.end()},
+                 {set.cookies.begin() + half, set.cookies.end()}};
+  if (int e = link_probe_set(prog_fd, binary, low, ret, tgid, fds, refused))
+    return e;
+  return link_probe_set(prog_fd, binary, high, ret, tgid, fds, refused);
+}
+
+link_closer::link_closer()
+{
+  for (auto& t : threads_) t = std::thread([this] { work(); });
+}
+
+link_closer::~link_closer()
+{
+  {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+  }
+  ready_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void link_closer::close_later(std::vector<int> fds)
+{
+  {
+    std::lock_guard lock(mutex_);
+    fds_.insert(fds_.end(), fds.begin(), fds.end());
+  }
+  ready_.notify_all();
+}
+
+void link_closer::work()
+{
+  for (;;) {
+    int fd;
+    {
+      std::unique_lock lock(mutex_);
+      ready_.wait(lock, [this] { return done_ || !fds_.empty(); });
+      if (fds_.empty())
+        return;
+      fd = fds_.back();
+      fds_.pop_back();
+    }
+    close(fd);
+  }
+}
+
+}  // namespace dc

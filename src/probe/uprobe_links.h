@@ -1,0 +1,58 @@
+// uprobe_multi links, per process: creating them by hand (Debian's libbpf 1.1 predates them),
+// finding the functions the kernel refuses to probe, and closing them off the critical path.
+#pragma once
+
+#include <array>
+#include <condition_variable>
+#include <cstdint>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace dc {
+
+// The attach type, for the programs' expected_attach_type.
+constexpr uint32_t trace_uprobe_multi = 48;  // enum bpf_attach_type BPF_TRACE_UPROBE_MULTI
+
+// The functions of one binary, as the arrays of one link.
+struct probe_set {
+  std::vector<uint64_t> offsets;
+  std::vector<uint64_t> cookies;  // index in the layer's targets
+};
+
+// Links `set` for tgid. When the kernel refuses the set because of some function it cannot
+// probe (its first instruction), halves the set until those are found: their cookies go to
+// `refused`, every accepted part gets a link of its own. Returns the errno of any other
+// failure (the process is gone, ...), 0 on success.
+int link_probe_set(int prog_fd, const std::string& binary, const probe_set& set, bool ret, uint32_t tgid,
+                   std::vector<int>& fds, std::vector<uint64_t>& refused);
+
+// Whether the instruction at `offset` of the open binary starts with a LOCK prefix: x86 uprobes
+// refuse some of those (pthread_spin_lock's `lock dec`, OpenSSL's *_up_ref `lock xadd`) and
+// accept others (Open MPI's `lock orq $0,(%rsp)`). One refused function fails the attach of its
+// whole set, and finding it by halving the set costs seconds for thousands of functions, so
+// these are tried one by one instead, once.
+bool has_lock_prefix(std::ifstream& file, uint64_t offset);
+
+// Closes links in the background: releasing a uprobe link waits for an RCU grace period (~20-50
+// ms here), which must not delay the next process waiting to be continued. A few threads, so
+// that the grace periods of many links overlap. Joined (every link closed) when destroyed.
+class link_closer {
+ public:
+  link_closer();
+  ~link_closer();
+  void close_later(std::vector<int> fds);
+
+ private:
+  void work();
+
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::vector<int> fds_;
+  bool done_ = false;
+  std::array<std::thread, 4> threads_;
+};
+
+}  // namespace dc
