@@ -113,3 +113,39 @@ int dc_uprobe_return(struct pt_regs* ctx)
   bpf_ringbuf_submit(ev, dc_submit_flags());
   return 0;
 }
+
+/* A USDT probe site (a marker the program compiled in, e.g. PostgreSQL's transaction__start):
+ * an instant event, placed in its thread's call tree like a call that returns at once. */
+SEC("uprobe")
+int dc_usdt_hit(struct pt_regs* ctx)
+{
+  __u64 now = bpf_ktime_get_ns();
+  struct task_struct* task = bpf_get_current_task_btf();
+  struct dc_thread* t = dc_thread_of_traced(task);
+  if (!t)
+    return 0;
+  __u32 probe = bpf_get_attach_cookie(ctx);
+  if (dc_profiling()) {
+    dc_profile_add(task->tgid, DC_PROF_UPROBE, probe, NULL, now, 0, 0, 0);
+    return 0;
+  }
+  struct dc_uprobe_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
+  if (!ev) {
+    dc_count_loss(DC_LOSS_RING_FULL);
+    return 0;
+  }
+  __u32 level;
+  __s64 parent;
+  dc_nest_place(&t->nest, ctx->sp, task, &level, &parent);
+  dc_fill_header(&ev->hdr, DC_REC_UPROBE, now);
+  ev->dur_ns = 0;
+  ev->id = dc_next_id(&t->nest, task->pid);
+  ev->parent = parent;
+  __builtin_memset(ev->args, 0, sizeof(ev->args));
+  ev->ret = 0;
+  ev->probe = probe;
+  ev->level = level;
+  ev->str[0] = 0;
+  bpf_ringbuf_submit(ev, dc_submit_flags());
+  return 0;
+}

@@ -12,6 +12,8 @@ packages=(
   libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev libyaml-cpp-dev libssl-dev
   # real libraries the user-space layers are tested against
   libhdf5-openmpi-dev openmpi-bin
+  # <sys/sdt.h>: the USDT test program defines its probes with it
+  systemtap-sdt-dev
   # datacrumbs_track/untrack edit ELF dependencies with it
   patchelf
   # runtime ground truth and peers used by tests and benchmarks

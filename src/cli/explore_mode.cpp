@@ -8,6 +8,7 @@
 
 #include "cli/layers_mode.h"
 #include "core/user_regex.h"
+#include "explore/usdt_notes.h"
 #include "explore/elf_symbols.h"
 #include "probe/system_checks.h"
 
@@ -59,6 +60,17 @@ result<int> explore(const explore_options& options)
   auto path = resolve_binary(options.target);
   if (!path)
     return std::unexpected(path.error());
+  if (options.usdt) {
+    auto probes = list_usdt(*path);
+    if (!probes)
+      return std::unexpected(probes.error());
+    std::set<std::string> names;  // a probe inlined in several places has several sites
+    for (const auto& p : *probes) names.insert(p.provider + ":" + p.name);
+    for (const auto& n : names)
+      if (wanted(n))
+        std::printf("%s\n", n.c_str());
+    return 0;
+  }
   auto functions = list_functions(*path);
   if (!functions)
     return std::unexpected(functions.error());

@@ -1,5 +1,5 @@
 // `datacrumbs explore`: what can be probed. A binary's functions (from its ELF symbol tables),
-// or with --kernel the kernel's tracepoints and which layers are live.
+// its USDT probes (--usdt), or with --kernel the kernel's tracepoints and which layers are live.
 #pragma once
 
 #include <string>
@@ -12,6 +12,7 @@ struct explore_options {
   std::string target;  // a library name or a path
   std::string regex;   // whole-name filter; empty: everything
   bool kernel = false;
+  bool usdt = false;  // the binary's USDT probes ("provider:name") instead of its functions
 };
 
 result<int> explore(const explore_options& options);

@@ -86,6 +86,7 @@ int main(int argc, char** argv)
   explore_cmd->add_option("--regex", explore.regex, "only names the regex matches whole (ECMAScript)");
   explore_cmd->add_flag("--kernel", explore.kernel,
                         "list the kernel's tracepoints and which layers are live");
+  explore_cmd->add_flag("--usdt", explore.usdt, "list the binary's USDT probes (provider:name) instead");
 
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run" &&
       std::string_view(argv[1]) != "layers" && std::string_view(argv[1]) != "explore") {

@@ -35,7 +35,8 @@ void decoder::decode_uprobe(const dc_uprobe_event& raw)
   ev.id = raw.id;
   ev.parent = raw.parent;
   ev.level = raw.level;
-  ev.add_arg("ret", raw.ret);
+  if (!target.usdt)  // a USDT site is an instant: no call, no return value
+    ev.add_arg("ret", raw.ret);
   if (const function_info* info = find_function(target.function)) {
     for (const function_arg& a : info->args) ev.add_arg(a.key, static_cast<int64_t>(raw.args[a.index % 6]));
     if (info->item_size_arg >= 0 && raw.ret > 0)

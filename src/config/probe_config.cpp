@@ -100,7 +100,11 @@ result<probe_config> load_config_at_depth(const std::string& path, int depth)
       if (!kind)
         return bad(i, kind.error().message);
       e.kind = *kind;
-      e.file = n["file"] ? n["file"].as<std::string>() : "";
+      // usdt entries name their binary `binary_path` in the seed's form; `file` is accepted too.
+      e.file = n["file"]          ? n["file"].as<std::string>()
+               : n["binary_path"] ? n["binary_path"].as<std::string>()
+                                  : "";
+      e.provider = n["provider"] ? n["provider"].as<std::string>() : "";
       e.regex = n["regex"] ? n["regex"].as<std::string>() : ".*";
     } catch (const YAML::Exception& ex) {
       return bad(i, ex.what());
@@ -109,6 +113,8 @@ result<probe_config> load_config_at_depth(const std::string& path, int depth)
       return bad(i, "'name' is empty");
     if (e.kind == probe_kind::uprobe && e.file.empty())
       return bad(i, "a uprobe entry needs 'file'");
+    if (e.kind == probe_kind::usdt && e.file.empty())
+      return bad(i, "a usdt entry needs 'file' (or 'binary_path')");
     if (auto r = compile_user_regex(e.regex, "capture_probes[" + std::to_string(i) + "].regex"); !r)
       return bad(i, r.error().message);
     config.entries.push_back(std::move(e));

@@ -14,8 +14,9 @@ enum class probe_kind { syscalls, kernel, uprobe, kprobe, usdt, custom };
 struct probe_entry {
   std::string name;  // the category (cat) of its events
   probe_kind kind = probe_kind::uprobe;
-  std::string file;   // uprobe: the library or executable (a name or a path)
-  std::string regex;  // uprobe: functions; kernel: layer names (whole-name match)
+  std::string file;      // uprobe, usdt: the library or executable (a name or a path)
+  std::string regex;     // uprobe: functions; usdt: probe names; kernel: layer names (whole match)
+  std::string provider;  // usdt: only this provider's probes (empty: any)
 };
 
 struct probe_config {

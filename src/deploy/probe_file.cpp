@@ -46,8 +46,12 @@ nlohmann::json content_json(const probe_file& p)
 {
   nlohmann::json uprobes = nlohmann::json::array();
   for (const auto& t : p.uprobes)
-    uprobes.push_back(
-        {{"category", t.category}, {"function", t.function}, {"binary", t.binary}, {"offset", t.offset}});
+    uprobes.push_back({{"category", t.category},
+                       {"function", t.function},
+                       {"binary", t.binary},
+                       {"offset", t.offset},
+                       {"usdt", t.usdt},
+                       {"semaphore", t.semaphore}});
   return {{"version", 1},
           {"uid", p.uid},
           {"config", p.config_path},
@@ -153,7 +157,8 @@ result<probe_file> parse_probe_file_content(const std::string& text)
     p.config_path = c.at("config");
     p.kernel_layers = c.at("kernel_layers").get<std::vector<std::string>>();
     for (const auto& u : c.at("uprobes"))
-      p.uprobes.push_back({u.at("category"), u.at("function"), u.at("binary"), u.at("offset")});
+      p.uprobes.push_back({u.at("category"), u.at("function"), u.at("binary"), u.at("offset"),
+                           u.value("usdt", false), u.value("semaphore", uint64_t{0})});
     p.profile_interval_ms = c.value("profile_interval_ms", uint64_t{0});
     if (p.profile_interval_ms != 0 &&
         (p.profile_interval_ms < min_profile_interval_ms || p.profile_interval_ms > max_profile_interval_ms))

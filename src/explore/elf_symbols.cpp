@@ -1,5 +1,7 @@
 #include "explore/elf_symbols.h"
 
+#include "explore/elf_file.h"
+
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -13,52 +15,15 @@
 
 namespace dc {
 
-namespace {
-
-struct elf_file {
-  int fd = -1;
-  Elf* elf = nullptr;
-  ~elf_file()
-  {
-    if (elf)
-      elf_end(elf);
-    if (fd >= 0)
-      close(fd);
-  }
-};
-
-struct section_span {
-  uint64_t addr, size, offset;
-};
-
-// The file offset of a virtual address: through the section that holds it (as libbpf does).
-bool file_offset_of(const std::vector<section_span>& sections, uint64_t addr, uint64_t* offset)
-{
-  for (const auto& s : sections)
-    if (addr >= s.addr && addr < s.addr + s.size) {
-      *offset = addr - s.addr + s.offset;
-      return true;
-    }
-  return false;
-}
-
-}  // namespace
-
 result<std::vector<elf_function>> list_functions(const std::string& path)
 {
-  if (elf_version(EV_CURRENT) == EV_NONE)
-    return fail("libelf is too old");
   elf_file f;
-  f.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f.fd < 0)
-    return fail("cannot open '" + path + "': " + std::strerror(errno));
-  f.elf = elf_begin(f.fd, ELF_C_READ, nullptr);
-  if (!f.elf || elf_kind(f.elf) != ELF_K_ELF)
-    return fail("'" + path + "' is not an ELF file");
+  if (auto opened = f.open(path); !opened)
+    return std::unexpected(opened.error());
 
   std::vector<section_span> exec_sections;
   std::vector<Elf_Scn*> symtabs;  // .dynsym first: its names are the exported ones
-  for (Elf_Scn* scn = elf_nextscn(f.elf, nullptr); scn; scn = elf_nextscn(f.elf, scn)) {
+  for (Elf_Scn* scn = elf_nextscn(f.elf(), nullptr); scn; scn = elf_nextscn(f.elf(), scn)) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh))
       continue;
@@ -86,7 +51,7 @@ result<std::vector<elf_function>> list_functions(const std::string& path)
         continue;
       if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
         continue;
-      const char* name = elf_strptr(f.elf, sh.sh_link, sym.st_name);
+      const char* name = elf_strptr(f.elf(), sh.sh_link, sym.st_name);
       uint64_t offset = 0;
       if (!name || !*name || !file_offset_of(exec_sections, sym.st_value, &offset))
         continue;

@@ -30,38 +30,6 @@ extern "C" {
 
 namespace dc {
 
-std::vector<uprobe_target> plan_uprobes(const probe_config& config, std::vector<std::string>& notes)
-{
-  std::vector<uprobe_target> targets;
-  std::set<std::pair<std::string, uint64_t>> attached;  // (binary, address): aliases once
-  for (const probe_entry& e : config.entries) {
-    if (e.kind == probe_kind::kprobe || e.kind == probe_kind::usdt || e.kind == probe_kind::custom) {
-      notes.push_back("probe entry '" + e.name + "' skipped: this probe kind is not supported yet");
-      continue;
-    }
-    if (e.kind != probe_kind::uprobe)
-      continue;
-    auto path = resolve_binary(e.file);
-    if (!path) {
-      notes.push_back("probe entry '" + e.name + "' skipped: " + path.error().message);
-      continue;
-    }
-    auto functions = list_functions(*path);
-    if (!functions) {
-      notes.push_back("probe entry '" + e.name + "' skipped: " + functions.error().message);
-      continue;
-    }
-    auto regex = compile_user_regex(e.regex, e.name);
-    size_t before = targets.size();
-    for (const elf_function& f : *functions)
-      if (regex && std::regex_match(f.name, *regex) && attached.insert({*path, f.address}).second)
-        targets.push_back({e.name, f.name, *path, f.file_offset});
-    if (targets.size() == before)
-      notes.push_back("probe entry '" + e.name + "': no function of " + *path + " matches '" + e.regex + "'");
-  }
-  return targets;
-}
-
 namespace {
 
 class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, uprobe_bpf__load,
@@ -76,6 +44,13 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
       auto [file, opened] = files.try_emplace(t.binary);
       if (opened)
         file->second.open(t.binary, std::ios::binary);
+      if (t.usdt) {  // entry only, with its semaphore
+        probe_set& sites = usdt_[t.binary];
+        sites.offsets.push_back(t.offset);
+        sites.cookies.push_back(i);
+        sites.ref_ctrs.push_back(t.semaphore);
+        continue;
+      }
       probe_set& into = has_lock_prefix(file->second, t.offset) ? suspects_[t.binary] : per_binary_[t.binary];
       into.offsets.push_back(t.offset);
       into.cookies.push_back(i);
@@ -94,6 +69,7 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
     std::map<std::string, size_t> counts;
     for (const auto& [binary, probes] : per_binary_) counts[binary] += probes.offsets.size();
     for (const auto& [binary, probes] : suspects_) counts[binary] += probes.offsets.size();
+    for (const auto& [binary, probes] : usdt_) counts[binary] += probes.offsets.size();
     for (const auto& [binary, n] : counts)
       r.hooks.push_back(std::to_string(n) + " functions in " + binary +
                         " (uprobe_multi, per traced process)");
@@ -112,6 +88,15 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
     if (auto settled = settle_suspects(suspects, tgid, fds); !settled) {
       for (int f : fds) close(f);
       return settled;
+    }
+    for (const auto& [binary, sites] : usdt_) {
+      std::vector<uint64_t> refused;  // a USDT site is a nop: the kernel does not refuse it
+      if (int err = link_probe_set(bpf_program__fd(skel()->progs.dc_usdt_hit), binary, sites, false, tgid,
+                                   fds, refused)) {
+        for (int f : fds) close(f);
+        return fail("cannot attach the USDT probes of " + binary + " for process " + std::to_string(tgid) +
+                    ": " + std::strerror(err));
+      }
     }
     for (auto& [binary, set] : plan) {
       for (bool ret : {false, true}) {
@@ -166,7 +151,7 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
  protected:
   result<> before_load(uprobe_bpf& skel) override
   {
-    for (bpf_program* p : {skel.progs.dc_uprobe_enter, skel.progs.dc_uprobe_return})
+    for (bpf_program* p : {skel.progs.dc_uprobe_enter, skel.progs.dc_uprobe_return, skel.progs.dc_usdt_hit})
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(trace_uprobe_multi));
     return {};
   }
@@ -204,7 +189,7 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
     std::vector<trial> trials;
     for (const auto& [binary, set] : suspects)
       for (size_t i = 0; i < set.offsets.size(); ++i)
-        trials.push_back({binary, {{set.offsets[i]}, {set.cookies[i]}}, {}, {}, 0});
+        trials.push_back({binary, {{set.offsets[i]}, {set.cookies[i]}, {}}, {}, {}, 0});
     auto run = [&](trial& t) {
       for (bool ret : {false, true}) {
         bpf_program* prog = ret ? skel()->progs.dc_uprobe_return : skel()->progs.dc_uprobe_enter;
@@ -258,6 +243,7 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
   mutable std::mutex mutex_;  // per_binary_, refused_names_, links_: attached from two threads
   std::map<std::string, probe_set> per_binary_;
   std::map<std::string, probe_set> suspects_;  // LOCK-prefixed: tried alone by the first process
+  std::map<std::string, probe_set> usdt_;      // USDT sites, per binary: entry only
   std::vector<std::string> refused_names_;
   std::map<uint32_t, std::vector<int>> links_;  // per traced process
   link_closer closer_;                          // joined (every link closed) with the layer

@@ -34,8 +34,7 @@ struct link_create_uprobe_multi {
 // single detach (detaching one perf-event uprobe waits for an RCU grace period, ~70 ms each
 // here). The kernel installs the breakpoints only in that process's memory, now and whenever it
 // maps the binary later.
-int attach_uprobe_multi(int prog_fd, const std::string& binary, const std::vector<uint64_t>& offsets,
-                        const std::vector<uint64_t>& cookies, bool ret, uint32_t pid)
+int attach_uprobe_multi(int prog_fd, const std::string& binary, const probe_set& set, bool ret, uint32_t pid)
 {
   union bpf_attr attr;
   std::memset(&attr, 0, sizeof(attr));
@@ -43,9 +42,11 @@ int attach_uprobe_multi(int prog_fd, const std::string& binary, const std::vecto
   l.prog_fd = static_cast<uint32_t>(prog_fd);
   l.attach_type = trace_uprobe_multi;
   l.path = reinterpret_cast<uint64_t>(binary.c_str());
-  l.offsets = reinterpret_cast<uint64_t>(offsets.data());
-  l.cookies = reinterpret_cast<uint64_t>(cookies.data());
-  l.cnt = static_cast<uint32_t>(offsets.size());
+  l.offsets = reinterpret_cast<uint64_t>(set.offsets.data());
+  l.cookies = reinterpret_cast<uint64_t>(set.cookies.data());
+  // The kernel counts a USDT semaphore up in each process it installs the probe in.
+  l.ref_ctr_offsets = set.ref_ctrs.empty() ? 0 : reinterpret_cast<uint64_t>(set.ref_ctrs.data());
+  l.cnt = static_cast<uint32_t>(set.offsets.size());
   l.multi_flags = ret ? uprobe_multi_return : 0;
   l.pid = pid;
   static_assert(sizeof(l) <= sizeof(attr));
@@ -79,7 +80,7 @@ int link_probe_set(int prog_fd, const std::string& binary, const probe_set& set,
 {
   if (set.offsets.empty())
     return 0;
-  int fd = attach_uprobe_multi(prog_fd, binary, set.offsets, set.cookies, ret, tgid);
+  int fd = attach_uprobe_multi(prog_fd, binary, set, ret, tgid);
   if (fd >= 0) {
     fds.push_back(fd);
     return 0;
@@ -92,10 +93,13 @@ int link_probe_set(int prog_fd, const std::string& binary, const probe_set& set,
     return 0;
   }
   auto half = static_cast<std::ptrdiff_t>(set.offsets.size() / 2);
-  probe_set low{{set.offsets.begin(), set.offsets.begin() + half},
-                {set.cookies.begin(), set.cookies.begin() + half}};
-  probe_set high{{set.offsets.begin() + half, set.offsets.end()},
-                 {set.cookies.begin() + half, set.cookies.end()}};
+  auto part = [&](std::ptrdiff_t from, std::ptrdiff_t to) {
+    auto slice = [&](const std::vector<uint64_t>& v) {
+      return v.empty() ? v : std::vector<uint64_t>(v.begin() + from, v.begin() + to);
+    };
+    return probe_set{slice(set.offsets), slice(set.cookies), slice(set.ref_ctrs)};
+  };
+  probe_set low = part(0, half), high = part(half, static_cast<std::ptrdiff_t>(set.offsets.size()));
   if (int e = link_probe_set(prog_fd, binary, low, ret, tgid, fds, refused))
     return e;
   return link_probe_set(prog_fd, binary, high, ret, tgid, fds, refused);

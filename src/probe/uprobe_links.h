@@ -19,7 +19,8 @@ constexpr uint32_t trace_uprobe_multi = 48;  // enum bpf_attach_type BPF_TRACE_U
 // The functions of one binary, as the arrays of one link.
 struct probe_set {
   std::vector<uint64_t> offsets;
-  std::vector<uint64_t> cookies;  // index in the layer's targets
+  std::vector<uint64_t> cookies;   // index in the layer's targets
+  std::vector<uint64_t> ref_ctrs;  // USDT semaphores (file offsets, 0: none); empty: no USDT
 };
 
 // Links `set` for tgid. When the kernel refuses the set because of some function it cannot

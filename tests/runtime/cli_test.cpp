@@ -103,6 +103,9 @@ TEST_F(runtime_test, ExploreListsTheFunctionsARegexSelects)
   std::string out = dir / "functions.txt";
   ASSERT_EQ(run_shell(tool() + " explore libc.so.6 --regex 'f(open|write|close)' > " + shell_quote(out)), 0);
   EXPECT_EQ(read_file(out), "fclose\nfopen\nfwrite\n");
+  // USDT probes, from the binary's SDT notes.
+  ASSERT_EQ(run_shell(tool() + " explore --usdt " USDT_APP_BIN " > " + shell_quote(out)), 0);
+  EXPECT_EQ(read_file(out), "dctest:done\ndctest:tick\n");
 }
 
 TEST_F(runtime_test, RefusesWithoutPrivilegesAndWritesNothing)

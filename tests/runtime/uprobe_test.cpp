@@ -121,6 +121,33 @@ TEST_F(runtime_test, FunctionsOfALibraryLoadedWithDlopenAreTraced)
   EXPECT_EQ(seen, calls);
 }
 
+// USDT probes from a config (`probe: usdt`, provider and regex): every site hit is an instant
+// event, and a probe guarded by a semaphore is enabled by the kernel in the traced process only.
+TEST_F(runtime_test, UsdtProbesAreEventsAndTheirSemaphoresEnableThem)
+{
+  constexpr int ticks = 200;
+  std::string config = dir / "usdt.yaml", out = dir / "out.txt";
+  std::ofstream(config) << "capture_probes:\n  - {name: APP, probe: usdt, file: " USDT_APP_BIN
+                           ", provider: dctest, regex: \".*\"}\n";
+  auto run =
+      trace_command(dir, std::string(USDT_APP_BIN) + " " + std::to_string(ticks) + " > " + shell_quote(out),
+                    "--config " + shell_quote(config));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(read_file(out), "enabled=" + std::to_string(ticks) + "\n") << "the semaphore was counted up";
+  std::map<std::string, int> hits;
+  for (const auto& e : complete_events(run.trace))
+    if (e["cat"] == "APP") {
+      ++hits[e["name"].get<std::string>()];
+      EXPECT_EQ(e["dur"], 0);
+      EXPECT_FALSE(e["args"].contains("ret"));
+    }
+  EXPECT_EQ(hits["dctest:tick"], ticks);
+  EXPECT_EQ(hits["dctest:done"], 1);
+  // Outside the trace, nobody counts the semaphore up: the program skips its probes.
+  ASSERT_EQ(run_shell(std::string(USDT_APP_BIN) + " 3 > " + shell_quote(out)), 0);
+  EXPECT_EQ(read_file(out), "enabled=0\n");
+}
+
 // A function whose first instruction the kernel cannot probe (here libc's pthread_spin_lock,
 // refused with ENOTSUPP) is found, reported and skipped; the rest of its binary is probed.
 TEST_F(runtime_test, AFunctionTheKernelCannotProbeIsSkippedNotFatal)
