@@ -36,11 +36,17 @@ struct deploy_test : runtime_test {
     setenv("DATACRUMBS_TRACE_DIR", (dir / "traces").c_str(), 1);
     setenv("DATACRUMBS_RUN_DIR", (dir / "run").c_str(), 1);
     config = dir / "probes.yaml";
-    probes = dir / "probes.json.gz";
-    std::ofstream(config) << "capture_probes:\n  - name: POSIX\n    probe: syscalls\n";
-    ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_probe_configurator " + shell_quote(config) + " " +
-                        shell_quote(probes) + " 2>/dev/null"),
+    probes = signed_probe_file("probes", "capture_probes:\n  - name: POSIX\n    probe: syscalls\n");
+  }
+  // Writes NAME.yaml with `yaml` and has the configurator sign it into NAME.json.gz.
+  std::string signed_probe_file(const std::string& name, const std::string& yaml)
+  {
+    std::string yaml_path = dir / (name + ".yaml"), signed_path = dir / (name + ".json.gz");
+    std::ofstream(yaml_path) << yaml;
+    EXPECT_EQ(run_shell(bin_dir + "/datacrumbs_probe_configurator " + shell_quote(yaml_path) + " " +
+                        shell_quote(signed_path) + " 2>/dev/null"),
               0);
+    return signed_path;
   }
   int daemon = 0;  // a daemon a test started: stopped at the end, whatever happened
   void TearDown() override
@@ -167,12 +173,8 @@ TEST_F(deploy_test, OnlyTheWrappedProgramOfTheSignedUserIsTraced)
 // the trace holds per-interval samples that add up to the wrapped program's writes exactly.
 TEST_F(deploy_test, AProfileProbeFileMakesTheDaemonCountPerInterval)
 {
-  std::string profile_config = dir / "profile.yaml", profile_probes = dir / "profile.json.gz";
-  std::ofstream(profile_config) << "mode: profile\ninterval_ms: 100\ncapture_probes:\n"
-                                   "  - name: POSIX\n    probe: syscalls\n";
-  ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_probe_configurator " + shell_quote(profile_config) + " " +
-                      shell_quote(profile_probes) + " 2>/dev/null"),
-            0);
+  std::string profile_probes = signed_probe_file(
+      "profile", "mode: profile\ninterval_ms: 100\ncapture_probes:\n  - name: POSIX\n    probe: syscalls\n");
   auto info = start_daemon(profile_probes, "prof1");
   ASSERT_FALSE(info.is_null());
   std::string wrapped = dir / "wrapped.bin", plain = dir / "plain.bin";
@@ -205,12 +207,8 @@ TEST_F(deploy_test, AProfileProbeFileMakesTheDaemonCountPerInterval)
 // of the same program gets neither events nor breakpoints.
 TEST_F(deploy_test, AWrappedProgramsStdioCallsAreAllTraced)
 {
-  std::string stdio_config = dir / "stdio.yaml", stdio_probes = dir / "stdio.json.gz";
-  std::ofstream(stdio_config) << "capture_probes:\n  - include: " DATACRUMBS_SOURCE_DIR
-                                 "/etc/datacrumbs/configs/stdio.yaml\n";
-  ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_probe_configurator " + shell_quote(stdio_config) + " " +
-                      shell_quote(stdio_probes) + " 2>/dev/null"),
-            0);
+  std::string stdio_probes = signed_probe_file(
+      "stdio", "capture_probes:\n  - include: " DATACRUMBS_SOURCE_DIR "/etc/datacrumbs/configs/stdio.yaml\n");
   auto info = start_daemon(stdio_probes, "stdio1");
   ASSERT_FALSE(info.is_null());
   std::string wrapped = dir / "wrapped.txt", plain = dir / "plain.txt";
