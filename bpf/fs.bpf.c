@@ -248,7 +248,7 @@ SEC("tp_btf/mm_filemap_get_pages")
 int BPF_PROG(dc_fs_buffered_read, struct address_space* mapping, unsigned long index,
              unsigned long last_index)
 {
-  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_READ, mapping ? mapping->host : NULL);
+  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_READ, mapping ? mapping->host : NULL, 1);
   if (ev) {
     ev->first_page = index;
     ev->last_page = last_index;
@@ -260,7 +260,7 @@ int BPF_PROG(dc_fs_buffered_read, struct address_space* mapping, unsigned long i
 /* ext4's buffered writes, one folio at a time: the first one opens the write. */
 static __always_inline void dc_fs_ext4_write(struct inode* inode, loff_t pos)
 {
-  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_WRITE, inode);
+  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_WRITE, inode, 1);
   if (ev)
     ev->offset = pos;
 }
@@ -282,7 +282,7 @@ int BPF_PROG(dc_fs_ext4_write_begin, struct inode* inode, loff_t pos, unsigned i
 SEC("tp_btf/xfs_file_buffered_write")
 int BPF_PROG(dc_fs_xfs_write, struct kiocb* iocb, struct iov_iter* from)
 {
-  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_WRITE, iocb->ki_filp->f_inode);
+  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_WRITE, iocb->ki_filp->f_inode, 1);
   if (ev) {
     ev->offset = iocb->ki_pos;
     ev->bytes = from->count;
@@ -301,13 +301,13 @@ int BPF_PROG(dc_fs_xfs_fsync, struct xfs_inode* ip)
 {
   struct dc_thread* t = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
   __u32 op = t && t->nr == 75 /* __NR_fdatasync on x86-64 */ ? DC_FS_FDATASYNC : DC_FS_FSYNC;
-  dc_fs_pending_begin(op, dc_xfs_vfs_inode(ip));
+  dc_fs_pending_begin(op, dc_xfs_vfs_inode(ip), 0);
   return 0;
 }
 
 static __always_inline void dc_fs_xfs_fallocate(struct xfs_inode* ip)
 {
-  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_FALLOCATE, dc_xfs_vfs_inode(ip));
+  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_FALLOCATE, dc_xfs_vfs_inode(ip), 0);
   struct dc_thread* t = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
   if (ev && t && t->nr == 285 /* __NR_fallocate on x86-64: (fd, mode, offset, len) */) {
     ev->offset = t->args[2];
@@ -332,7 +332,7 @@ int BPF_PROG(dc_fs_xfs_free, struct xfs_inode* ip)
 SEC("tp_btf/xfs_itruncate_extents_start")
 int BPF_PROG(dc_fs_xfs_truncate, struct xfs_inode* ip, xfs_fsize_t new_size)
 {
-  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_TRUNCATE, dc_xfs_vfs_inode(ip));
+  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_TRUNCATE, dc_xfs_vfs_inode(ip), 0);
   if (ev)
     ev->offset = new_size;
   return 0;
@@ -342,7 +342,7 @@ int BPF_PROG(dc_fs_xfs_truncate, struct xfs_inode* ip, xfs_fsize_t new_size)
 SEC("tp_btf/xfs_remove")
 int BPF_PROG(dc_fs_xfs_remove, struct xfs_inode* dp, const struct xfs_name* name)
 {
-  dc_fs_pending_begin(DC_FS_UNLINK, dc_xfs_vfs_inode(dp));
+  dc_fs_pending_begin(DC_FS_UNLINK, dc_xfs_vfs_inode(dp), 0);
   return 0;
 }
 
@@ -350,7 +350,7 @@ SEC("tp_btf/xfs_iunlink")
 int BPF_PROG(dc_fs_xfs_iunlink, struct xfs_inode* ip)
 {
   struct dc_thread* t = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
-  if (!t || t->fs.op != DC_FS_UNLINK)
+  if (!t || !t->fs_open || t->fs.op != DC_FS_UNLINK)
     return 0;
   struct inode* inode = dc_xfs_vfs_inode(ip);
   t->fs.file.ino = inode->i_ino;

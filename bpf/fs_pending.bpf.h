@@ -24,15 +24,20 @@ static __always_inline void dc_fs_send(struct dc_fs_event* ev)
 
 /* Opens `op` on `inode` for the current thread when it is inside a traced system call that has
  * no FS operation open yet (the first one seen is the one the call asked for: a buffered read
- * reports its remaining range again on every pass). NULL otherwise. */
-static __always_inline struct dc_fs_event* dc_fs_pending_begin(__u32 op, struct inode* inode)
+ * reports its remaining range again on every pass). NULL otherwise. With `at_call_start` the
+ * operation starts when its system call did, without a clock read: for buffered reads and
+ * writes, one per call at the highest rates, where the clock read was the larger part of the
+ * cost and the filesystem's work is the whole call anyway. */
+static __always_inline struct dc_fs_event* dc_fs_pending_begin(__u32 op, struct inode* inode,
+                                                               int at_call_start)
 {
   struct task_struct* task = bpf_get_current_task_btf();
   struct dc_thread* t = bpf_task_storage_get(&dc_threads, task, 0, 0);
-  if (!t || !t->active || t->fs.op)
+  if (!t || !t->active || t->fs_open)
     return NULL;
+  t->fs_open = 1;
   struct dc_fs_event* ev = &t->fs;
-  dc_fill_header(&ev->hdr, DC_REC_FS, bpf_ktime_get_ns());
+  dc_fill_header(&ev->hdr, DC_REC_FS, at_call_start ? t->ts : bpf_ktime_get_ns());
   ev->dur_ns = 0;
   ev->offset = 0;
   ev->bytes = 0;
@@ -54,7 +59,8 @@ static __always_inline struct dc_fs_event* dc_fs_pending_begin(__u32 op, struct 
 }
 
 /* The syscall layer's exit: the thread's open FS operation ends with `ret`, the call's result.
- * The caller stages it with the call (trace mode) or counts it (dc_fs_send), then clears op. */
+ * The caller stages it with the call (trace mode) or counts it (dc_fs_send), then clears
+ * fs_open. */
 static __always_inline void dc_fs_pending_close(struct dc_thread* t, long ret, __u64 now)
 {
   t->fs.dur_ns = now - t->fs.hdr.ts_ns;

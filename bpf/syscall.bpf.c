@@ -58,7 +58,7 @@ int BPF_PROG(dc_sys_enter, struct pt_regs* regs, long id)
   if (!e)
     return 0;
   e->nr = nr;
-  e->fs.op = 0;          /* an FS operation left open by a call whose exit was not seen */
+  e->fs_open = 0;        /* an FS operation left open by a call whose exit was not seen */
   if (!dc_profiling()) { /* counters have no place in a call tree */
     dc_nest_place(&e->nest, regs->sp, task, &e->level, &e->parent);
     e->id = dc_next_id(&e->nest, task->pid);
@@ -152,10 +152,10 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
     dc_file_ref_of(dc_fd_file((int)dc_arg(e->args, spec->fd_a)), &file_a);
   }
   if (dc_profiling()) {
-    if (e->fs.op) {
+    if (e->fs_open) {
       dc_fs_pending_close(e, ret, now);
       dc_fs_send(&e->fs);
-      e->fs.op = 0;
+      e->fs_open = 0;
     }
     __u64 bytes = spec->moves && ret > 0 ? ret : 0;
     __u64 pages = spec->moves == DC_MOVES_READ && ret > 0 ? dc_pages_read(e, spec, file_a.mode, ret) : 0;
@@ -177,7 +177,7 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
     dc_emit_call_path(e, spec->path_b, spec->dirfd_b, 1, e->ts);
 
   /* The FS operation that ended with this call is staged first, then the call. */
-  __u32 fs_op = e->fs.op;
+  __u32 fs_op = e->fs_open;
   if (e->staged + (fs_op ? 2 : 1) > DC_STAGE_EVENTS)
     dc_stage_flush(e);
   __u32 slot = e->staged;
@@ -188,7 +188,7 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
   if (fs_op) {
     dc_fs_pending_close(e, ret, now);
     __builtin_memcpy(&e->stage[slot].fs, &e->fs, sizeof(e->fs));
-    e->fs.op = 0;
+    e->fs_open = 0;
     slot++;
     if (slot >= DC_STAGE_EVENTS)
       return 0; /* not reached: the stage was flushed unless two slots were free */

@@ -40,6 +40,9 @@ struct dc_thread {
   struct dc_file_ref file_a; /* resolved at entry when the call removes the fd */
   __u32 nr;
   __u32 active;
+  __u32 fs_open; /* `fs` holds an open operation (kept here, with the entry state, so that the
+                  * syscall hooks touch no other cache line to check it) */
+  __u32 reserved;
   __u64 id;
   __s64 parent;
   __u32 level;
