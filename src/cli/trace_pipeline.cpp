@@ -143,6 +143,7 @@ nlohmann::json trace_pipeline::summary_json(const run_facts& facts) const
 std::string trace_pipeline::summary_text(const run_facts& facts) const
 {
   return dc::summary_text(summary_, dec_.state().processes, facts) +
+         summary_.files().top_text(dec_.state().names, 5) +
          systems_text(systems_json(summary_, dec_.state().processes, rules_));
 }
 

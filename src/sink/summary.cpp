@@ -17,8 +17,7 @@ void add_to(io_totals& t, const trace_event& ev)
     auto flow = t.flows.find(ev.category);
     if (flow == t.flows.end())
       flow = t.flows.emplace(std::string(ev.category), layer_flow{}).first;
-    (ev.dir == io_dir::read ? flow->second.read_bytes : flow->second.write_bytes) += ev.bytes;
-    (ev.dir == io_dir::read ? flow->second.read_ops : flow->second.write_ops) += ev.count;
+    add_flow(flow->second, ev);
   }
   auto layer = ops.find(ev.category);
   if (layer == ops.end())
@@ -86,6 +85,7 @@ void summary_builder::add(const trace_event& ev)
   add_to(totals_, ev);
   add_to(per_process_[ev.pid], ev);
   page_cache_.add_read(ev);
+  files_.add(ev);
 }
 
 nlohmann::json summary_json(const summary_builder& s, const process_table& processes, const name_table& names,
@@ -109,6 +109,7 @@ nlohmann::json summary_json(const summary_builder& s, const process_table& proce
     j["page_cache"] = s.page_cache().totals_json();
     j["page_cache_files"] = s.page_cache().files_json(names);
   }
+  j["files"] = s.files().json(names);
   nlohmann::json procs = nlohmann::json::object();
   for (const auto& [pid, info] : processes) {
     auto ops = s.per_process().find(pid);
@@ -118,6 +119,7 @@ nlohmann::json summary_json(const summary_builder& s, const process_table& proce
     p["amplification"] = seen ? amplification_json(ops->second) : amplification_json({});
     if (!s.page_cache().empty())
       p["page_cache"] = s.page_cache().process_json(pid);
+    p["files"] = s.files().process_json(pid, names);
     procs[std::to_string(pid)] = std::move(p);
   }
   j["processes"] = std::move(procs);

@@ -10,6 +10,7 @@
 
 #include "core/event.h"
 #include "core/names.h"
+#include "sink/file_summary.h"
 #include "sink/page_cache_summary.h"
 #include "sink/pfw_writer.h"
 
@@ -31,14 +32,6 @@ uint32_t percentile(std::vector<uint32_t> values, double p);
 // layer ("POSIX") -> operation ("read") -> totals
 using layer_ops = std::map<std::string, std::map<std::string, op_stats>, std::less<>>;
 
-// Bytes a layer moved each way.
-struct layer_flow {
-  uint64_t read_bytes = 0;
-  uint64_t write_bytes = 0;
-  uint64_t read_ops = 0;   // operations that moved data in
-  uint64_t write_ops = 0;  // operations that moved data out
-};
-
 struct io_totals {
   layer_ops ops;
   std::map<std::string, layer_flow, std::less<>> flows;  // layer -> bytes each way
@@ -51,11 +44,13 @@ class summary_builder {
   const std::map<uint32_t, io_totals>& per_process() const { return per_process_; }
   page_cache_tally& page_cache() { return page_cache_; }
   const page_cache_tally& page_cache() const { return page_cache_; }
+  const file_tally& files() const { return files_; }
 
  private:
   io_totals totals_;
   std::map<uint32_t, io_totals> per_process_;
   page_cache_tally page_cache_;
+  file_tally files_;
 };
 
 // The bytes a layer moved in `t` (zero when it moved none).

@@ -95,6 +95,10 @@ TEST_P(block_test, DirectWriteIsChargedToTheWriterAndItsFile)
   EXPECT_EQ(b.pids, std::set<uint32_t>{pid_of_command(run, "dd ")});
   expect_within_device_counters(run, *fs, before, after);
   EXPECT_EQ(run.summary["amplification"]["bytes"]["BLOCK"]["write"].get<uint64_t>(), b.write);
+  // Bytes per file: the application's 16 MiB and the device's, side by side.
+  const auto& per_file = run.summary["files"][file("direct.bin")];
+  EXPECT_EQ(per_file["POSIX"]["write_bytes"], 16 * mib);
+  EXPECT_EQ(per_file["BLOCK"]["write_bytes"], b.write);
   // Latency percentiles agree with the trace's own durations.
   uint64_t longest = 0;
   for (const auto& e : complete_events(run.trace))

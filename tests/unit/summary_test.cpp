@@ -74,6 +74,35 @@ TEST(Summary, AmplificationIsDeviceBytesOverApplicationBytes)
   EXPECT_NE(text.find("write 1.50x (12288 / 8192)"), std::string::npos) << text;
 }
 
+// Bytes per file, each layer side by side: the run's sum over processes, and each process's own.
+TEST(Summary, BytesPerFileAreKeptPerLayerForTheRunAndEachProcess)
+{
+  name_table names;
+  uint64_t data = names.add("/d/data.bin"), log = names.add("/d/log");
+  summary_builder s;
+  auto on = [](trace_event ev, uint64_t fhash) {
+    ev.fhash = fhash;
+    return ev;
+  };
+  s.add(on(io_event("write", 1, 4096, 1), data));
+  s.add(on(io_event("write", 2, 4096, 1), data));
+  s.add(on(io_event("write", 1, 16384, 1, "BLOCK"), data));  // writeback charged to pid 1
+  s.add(on(io_event("read", 2, 10, 1), log));
+  s.add(on(io_event("fsync", 1, 0, 1), data));  // moves no data: not a file's bytes
+  nlohmann::json j = s.files().json(names);
+  EXPECT_EQ(j["/d/data.bin"]["POSIX"]["write_bytes"], 8192);
+  EXPECT_EQ(j["/d/data.bin"]["POSIX"]["writes"], 2);
+  EXPECT_EQ(j["/d/data.bin"]["BLOCK"]["write_bytes"], 16384);
+  EXPECT_DOUBLE_EQ(j["/d/data.bin"]["amplification"]["write"].get<double>(), 2.0);
+  EXPECT_TRUE(j["/d/data.bin"]["amplification"]["read"].is_null());
+  EXPECT_EQ(j["/d/log"]["POSIX"]["read_bytes"], 10);
+  nlohmann::json p2 = s.files().process_json(2, names);
+  EXPECT_EQ(p2["/d/data.bin"]["POSIX"]["write_bytes"], 4096);
+  EXPECT_FALSE(p2["/d/data.bin"].contains("BLOCK"));
+  std::string top = s.files().top_text(names, 1);
+  EXPECT_EQ(top, "file /d/data.bin: app read 0 wrote 8192, device read 0 wrote 16384\n");
+}
+
 }  // namespace
 }  // namespace dc
 

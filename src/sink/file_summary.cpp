@@ -1,0 +1,114 @@
+#include "sink/file_summary.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "sink/summary.h"
+
+namespace dc {
+
+namespace {
+
+std::string path_of(uint64_t fhash, const name_table& names)
+{
+  const std::string* path = names.find(fhash);
+  return path ? *path : std::to_string(fhash);
+}
+
+void add_into(std::map<std::string, layer_flow, std::less<>>& into,
+              const std::map<std::string, layer_flow, std::less<>>& from)
+{
+  for (const auto& [layer, f] : from) {
+    layer_flow& t = into[layer];
+    t.read_bytes += f.read_bytes;
+    t.write_bytes += f.write_bytes;
+    t.read_ops += f.read_ops;
+    t.write_ops += f.write_ops;
+  }
+}
+
+nlohmann::json flows_json(const std::map<std::string, layer_flow, std::less<>>& flows)
+{
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [layer, f] : flows)
+    j[layer] = {{"read_bytes", f.read_bytes},
+                {"write_bytes", f.write_bytes},
+                {"reads", f.read_ops},
+                {"writes", f.write_ops}};
+  auto bytes = [&](std::string_view layer, bool read) {
+    auto it = flows.find(layer);
+    return it == flows.end() ? 0 : read ? it->second.read_bytes : it->second.write_bytes;
+  };
+  j["amplification"] = {{"read", ratio_json(bytes("BLOCK", true), bytes("POSIX", true))},
+                        {"write", ratio_json(bytes("BLOCK", false), bytes("POSIX", false))}};
+  return j;
+}
+
+}  // namespace
+
+void add_flow(layer_flow& f, const trace_event& ev)
+{
+  if (ev.dir == io_dir::none)
+    return;
+  (ev.dir == io_dir::read ? f.read_bytes : f.write_bytes) += ev.bytes;
+  (ev.dir == io_dir::read ? f.read_ops : f.write_ops) += ev.count;
+}
+
+void file_tally::add(const trace_event& ev)
+{
+  if (ev.fhash == 0 || ev.dir == io_dir::none)
+    return;
+  add_flow(by_file_[{ev.pid, ev.fhash}][std::string(ev.category)], ev);
+}
+
+nlohmann::json file_tally::json(const name_table& names) const
+{
+  std::map<uint64_t, flows> whole_run;
+  for (const auto& [key, f] : by_file_) add_into(whole_run[key.second], f);
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [fhash, f] : whole_run) j[path_of(fhash, names)] = flows_json(f);
+  return j;
+}
+
+nlohmann::json file_tally::process_json(uint32_t pid, const name_table& names) const
+{
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [key, f] : by_file_)
+    if (key.first == pid)
+      j[path_of(key.second, names)] = flows_json(f);
+  return j;
+}
+
+std::string file_tally::top_text(const name_table& names, size_t n) const
+{
+  std::map<uint64_t, flows> whole_run;
+  for (const auto& [key, f] : by_file_) add_into(whole_run[key.second], f);
+  auto total = [](const flows& f) {
+    uint64_t most = 0;
+    for (const auto& [layer, l] : f) most = std::max(most, l.read_bytes + l.write_bytes);
+    return most;
+  };
+  std::vector<std::pair<uint64_t, uint64_t>> order;  // (bytes, fhash)
+  for (const auto& [fhash, f] : whole_run) order.emplace_back(total(f), fhash);
+  std::sort(order.rbegin(), order.rend());
+  std::string out;
+  char line[512];
+  for (size_t i = 0; i < std::min(n, order.size()); ++i) {
+    const flows& f = whole_run[order[i].second];
+    auto get = [&](std::string_view layer) {
+      auto it = f.find(layer);
+      return it == f.end() ? layer_flow{} : it->second;
+    };
+    layer_flow app = get("POSIX"), dev = get("BLOCK");
+    std::snprintf(line, sizeof(line), "file %s: app read %llu wrote %llu, device read %llu wrote %llu\n",
+                  path_of(order[i].second, names).c_str(), static_cast<unsigned long long>(app.read_bytes),
+                  static_cast<unsigned long long>(app.write_bytes),
+                  static_cast<unsigned long long>(dev.read_bytes),
+                  static_cast<unsigned long long>(dev.write_bytes));
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace dc

@@ -1,0 +1,44 @@
+// Bytes per file, layer by layer: what the application read and wrote (POSIX), what the
+// filesystem moved for it (FS) and what reached the device (BLOCK), side by side for each path,
+// for the run and per process, so amplification can be read file by file.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+#include "core/event.h"
+#include "core/names.h"
+
+namespace dc {
+
+// Bytes a layer moved each way.
+struct layer_flow {
+  uint64_t read_bytes = 0;
+  uint64_t write_bytes = 0;
+  uint64_t read_ops = 0;   // operations that moved data in
+  uint64_t write_ops = 0;  // operations that moved data out
+};
+
+// Adds an event that moved data (dir != none) to a flow.
+void add_flow(layer_flow& f, const trace_event& ev);
+
+class file_tally {
+ public:
+  // Events that moved a file's data; others are ignored.
+  void add(const trace_event& ev);
+  bool empty() const { return by_file_.empty(); }
+  // {path: {layer: {read_bytes, write_bytes, reads, writes}, amplification: {read, write}}}
+  nlohmann::json json(const name_table& names) const;
+  nlohmann::json process_json(uint32_t pid, const name_table& names) const;
+  // The `n` files with the most bytes at any layer, a line each, for the text summary.
+  std::string top_text(const name_table& names, size_t n) const;
+
+ private:
+  using flows = std::map<std::string, layer_flow, std::less<>>;
+  std::map<std::pair<uint32_t, uint64_t>, flows> by_file_;  // (pid, fhash) -> layer -> flow
+};
+
+}  // namespace dc
