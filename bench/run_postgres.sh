@@ -34,8 +34,15 @@ $bin/pgbench -i -s 2 $pg >/dev/null 2>&1
 $bin/pgbench -c 2 -T $seconds $pg >$data/bench.txt 2>&1
 $bin/pg_ctl -D $data/db -w stop >/dev/null
 SH
+# The default probes, plus PostgreSQL's own USDT probes for transactions (its semaphores are
+# counted up in the traced processes only).
+cat >"$tmp/probes.yaml" <<YAML
+capture_probes:
+  - include: $repo/etc/datacrumbs/configs/default.yaml
+  - {name: PG, probe: usdt, file: $bin/postgres, provider: postgresql, regex: "transaction__(start|commit|abort)"}
+YAML
 log "tracing initdb, pgbench -i -s 2, pgbench -c 2 -T $seconds"
-"$dc" run -o "$tmp/t.pfw.gz" --summary "$tmp/s.json" -- \
+"$dc" run --config "$tmp/probes.yaml" -o "$tmp/t.pfw.gz" --summary "$tmp/s.json" -- \
   setpriv --reuid=postgres --regid=postgres --init-groups sh "$tmp/pg.sh" 2>"$tmp/err" ||
   die "the traced run failed: $(tail -n3 "$tmp/err")"
 
@@ -59,6 +66,11 @@ print(f"{'PostgreSQL':<12} {row['SYS_R']:>8} {row['SYS_W']:>8} {row['VFS_R']:>8}
 print("```")
 print(f"\nBytes: application read {row['app_read_bytes']:,} / wrote {row['app_write_bytes']:,}; "
       f"device read {row['device_read_bytes']:,} / wrote {row['device_write_bytes']:,}.")
+pg = s["layers"].get("PG", {})
+count = lambda n: pg.get(f"postgresql:transaction__{n}", {}).get("count", 0)
+print(f"\nPostgreSQL's USDT probes (all its processes, initdb and pgbench -i included): "
+      f"{count('start'):,} transactions started, {count('commit'):,} committed, {count('abort'):,} aborted; "
+      f"pgbench counted {int(tx.group(1)):,} of its own.")
 PY
 cat "$tmp/section.md"
 if ((write_doc)); then
