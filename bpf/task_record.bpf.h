@@ -13,6 +13,15 @@ struct {
   __uint(max_entries, 1 << 16);
 } dc_holds SEC(".maps");
 
+/* Entry 0: 1 while user space continues held processes. Closed before it stops doing so, so
+ * that no process is stopped once nobody would continue it. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u32);
+} dc_hold_gate SEC(".maps");
+
 extern int bpf_send_signal_task(struct task_struct* task, int sig, enum pid_type type, __u64 value) __ksym;
 
 /* Stops `task`'s process (or, with task NULL, the current one) and tells user space, which
@@ -22,6 +31,10 @@ extern int bpf_send_signal_task(struct task_struct* task, int sig, enum pid_type
 static __always_inline void dc_hold(struct task_struct* task, __u32 tgid)
 {
   if (!dc_hold_new)
+    return;
+  __u32 zero = 0;
+  __u32* open = bpf_map_lookup_elem(&dc_hold_gate, &zero);
+  if (!open || !*open)
     return;
   struct dc_hold_record* r = bpf_ringbuf_reserve(&dc_holds, sizeof(*r), 0);
   if (!r) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "probe/layers.h"
 #include "probe/system_checks.h"
@@ -127,6 +128,8 @@ result<> session::open_process_tracking(const session_options& options)
   maps_.threads_fd = bpf_map__fd(process_->maps.dc_threads);
   maps_.profile_fd = bpf_map__fd(process_->maps.dc_profile);
   maps_.holds_fd = bpf_map__fd(process_->maps.dc_holds);
+  maps_.hold_gate_fd = bpf_map__fd(process_->maps.dc_hold_gate);
+  set_hold_gate(maps_.hold_new);
   bpf_program* prog;
   bpf_object__for_each_program(prog, process_->obj)
   {
@@ -167,10 +170,26 @@ std::string session::hold_failures() const
          " new processes ran without their user-space probes: " + holder_->first_failure();
 }
 
+void session::set_hold_gate(bool open)
+{
+  uint32_t zero = 0, value = open ? 1 : 0;
+  bpf_map_update_elem(maps_.hold_gate_fd, &zero, &value, BPF_ANY);
+}
+
+void session::release_holds()
+{
+  if (!holder_)
+    return;
+  // No new holds, then continue every process still held: a program that saw the gate open
+  // has submitted its record well within the pause (programs run for microseconds).
+  set_hold_gate(false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  holder_->stop();
+}
+
 result<> session::detach()
 {
-  if (holder_)
-    holder_->stop();  // continues every process still held; no probes are attached after this
+  release_holds();
   for (const auto& l : layers_) l->detach();
   for (const auto& l : layers_)
     if (auto flushed = l->flush_stages(); !flushed)
@@ -180,6 +199,7 @@ result<> session::detach()
 
 session::~session()
 {
+  release_holds();  // also on the way out of an error, before anything else goes
   holder_.reset();
   layers_.clear();
   for (bpf_link* l : process_links_) bpf_link__destroy(l);

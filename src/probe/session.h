@@ -60,6 +60,9 @@ class session {
  private:
   session() = default;
   result<> open_process_tracking(const session_options& options);
+  void set_hold_gate(bool open);
+  // Stops holding new processes and continues every one still held (idempotent).
+  void release_holds();
 
   process_bpf* process_ = nullptr;
   user_probes* user_probes_ = nullptr;  // owned by layers_

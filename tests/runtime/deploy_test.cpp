@@ -229,6 +229,32 @@ TEST_F(deploy_test, AWrappedProgramsStdioCallsAreAllTraced)
   EXPECT_EQ(fopens, 1);
 }
 
+// A registered process that keeps forking while the daemon stops: the daemon stops holding new
+// processes before it stops continuing them, so nothing is left stopped and the loop goes on.
+TEST_F(deploy_test, StoppingTheDaemonNeverLeavesAProcessStopped)
+{
+  std::string stdio_probes = signed_probe_file(
+      "stdio", "capture_probes:\n  - include: " DATACRUMBS_SOURCE_DIR "/etc/datacrumbs/configs/stdio.yaml\n");
+  auto info = start_daemon(stdio_probes, "forks1");
+  ASSERT_FALSE(info.is_null());
+  std::string counter = dir / "counter", pid_file = dir / "loop.pid";
+  ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_wrap sh -c " +
+                      shell_quote("i=0; while [ $i -lt 1000000 ]; do /bin/true; i=$((i+1)); echo $i > " +
+                                  shell_quote(counter) + "; done") +
+                      " >/dev/null 2>&1 & echo $! > " + shell_quote(pid_file)),
+            0);
+  pid_t loop = std::atoi(read_file(pid_file).c_str());
+  ASSERT_TRUE(wait_for([&] { return std::atoi(read_file(counter).c_str()) > 20; })) << "the loop never ran";
+  stop_daemon("forks1");
+  auto progress = [&] { return std::atoi(read_file(counter).c_str()); };
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  int before = progress();
+  bool goes_on = wait_for([&] { return progress() > before + 10; });
+  kill(loop, SIGKILL);
+  run_shell("pkill -KILL -P " + std::to_string(loop) + " 2>/dev/null; true");
+  EXPECT_TRUE(goes_on) << "the forking loop stopped after the daemon did (a child left stopped?)";
+}
+
 // The installed layout and the scripts datacrumbs@.service calls: start returns once the daemon
 // is ready, stop once it has finished its trace and exited.
 TEST_F(deploy_test, InstalledServiceScriptsStartReadyAndStop)
