@@ -13,6 +13,9 @@ int BPF_PROG(dc_process_exec, struct task_struct* p, pid_t old_pid, struct linux
     return 0;
   *state = DC_TRACE_ACTIVE;
   dc_emit_exec(p);
+  /* The kernel opened the program itself: name it, as an open names what it opens, so that the
+   * page faults and block reads of its code are charged to a path. */
+  dc_emit_file_name(bprm->file, bpf_ktime_get_ns());
   return 0;
 }
 

@@ -19,7 +19,13 @@ std::string tool()
 
 TEST_F(runtime_test, ExitsWithTheCommandsStatus)
 {
-  EXPECT_EQ(trace_command(dir, "sh -c 'exit 7'").exit_code, 7);
+  auto seven = trace_command(dir, "sh -c 'exit 7'");
+  EXPECT_EQ(seven.exit_code, 7);
+  // The program the kernel opened for the exec is named in the trace like an opened file.
+  std::string sh = std::filesystem::canonical("/bin/sh").string();
+  bool named = false;
+  for (const auto& [hash, path] : file_names(seven.trace)) named |= path == sh;
+  EXPECT_TRUE(named) << sh << " has no FH line";
   // A list option just before "--" leaves the command's own options alone.
   EXPECT_EQ(trace_command(dir, "sh -c 'exit 5'", "--system X=nothing --layers syscall,fs").exit_code, 5);
   auto killed = trace_command(dir, "sh -c 'kill -TERM $$'");
