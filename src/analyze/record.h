@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
 namespace dc::analyze {
@@ -57,6 +59,13 @@ struct record {
         return t.value;
     return {};
   }
+};
+
+// Hash -> string, from the traces' FH (files), HH (hosts) and SH (other strings) metadata lines.
+struct name_map {
+  std::unordered_map<uint64_t, std::string> files;
+  std::unordered_map<uint64_t, std::string> hosts;
+  std::unordered_map<uint64_t, std::string> strings;
 };
 
 }  // namespace dc::analyze
