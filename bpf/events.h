@@ -62,14 +62,20 @@ struct dc_hold_record {
   dc_u32 op; /* enum dc_hold_op */
 };
 
-/* Which counter of the loss map an event was lost from. */
+/* Which counter of the loss map an event was lost from. The one list of loss kinds: the enum
+ * below and the names user space reports ("lost_<name>", src/core/loss_counts.h) come from it. */
+#define DC_LOSS_KIND_TABLE(X)                                                                    \
+  X(RING_FULL, ring_full)       /* bpf_ringbuf_reserve failed */                                 \
+  X(NO_STATE, no_state)         /* per-thread entry state could not be created */                \
+  X(TOO_DEEP, too_deep)         /* a user-space call nested deeper than DC_NEST_MAX */           \
+  X(PROFILE_FULL, profile_full) /* profile mode: no room for a new counter in the profile map */ \
+  X(NOT_HELD, not_held)         /* a new process could not be held: its first uprobe calls missed */
+
 enum dc_loss_kind {
-  DC_LOSS_RING_FULL = 0,    /* bpf_ringbuf_reserve failed */
-  DC_LOSS_NO_STATE = 1,     /* per-thread entry state could not be created */
-  DC_LOSS_TOO_DEEP = 2,     /* a user-space call nested deeper than DC_NEST_MAX */
-  DC_LOSS_PROFILE_FULL = 3, /* profile mode: no room for a new counter in the profile map */
-  DC_LOSS_NOT_HELD = 4,     /* a new process could not be held: its first user-space calls may be missed */
-  DC_LOSS_KINDS = 5,
+#define DC_LOSS_ENUM(kind, name) DC_LOSS_##kind,
+  DC_LOSS_KIND_TABLE(DC_LOSS_ENUM)
+#undef DC_LOSS_ENUM
+      DC_LOSS_KINDS,
 };
 
 struct dc_record_header {

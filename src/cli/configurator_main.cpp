@@ -17,6 +17,8 @@
 #include "config/system_config.h"
 #include "deploy/probe_file.h"
 #include "deploy/signing_service.h"
+#include "probe/layers.h"
+#include "probe/uprobe_layer.h"
 
 namespace {
 
@@ -71,7 +73,9 @@ int main(int argc, char** argv)
   if (!config)
     return fail_with(config.error().message, config.error().exit_code);
   std::vector<std::string> notes;
-  dc::probe_file probes = dc::resolve_probe_file(*config, uid, notes);
+  // The config resolved into exact probes: the kernel layers it selects, every user-space function.
+  dc::probe_file probes{uid, config->path, dc::kernel_layers_in(*config), dc::plan_uprobes(*config, notes),
+                        config->profile_interval_ms};
   for (const auto& n : notes) std::fprintf(stderr, "datacrumbs_probe_configurator: %s\n", n.c_str());
   // Root signs with the secret; anyone else asks the signing service, which signs for the uid
   // the kernel reports for the connection.

@@ -7,11 +7,12 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/event.h"
 #include "core/names.h"
-#include "probe/uprobe_layer.h"
+#include "core/uprobe_target.h"
 
 extern "C" {
 #include "events.h"

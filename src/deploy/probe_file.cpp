@@ -16,8 +16,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "probe/layers.h"
-
 namespace dc {
 
 namespace {
@@ -167,17 +165,6 @@ result<probe_file> parse_probe_file_content(const std::string& text)
   } catch (const nlohmann::json::exception& e) {
     return fail(std::string("malformed probe file: ") + e.what());
   }
-}
-
-probe_file resolve_probe_file(const probe_config& config, uint32_t uid, std::vector<std::string>& notes)
-{
-  probe_file p;
-  p.uid = uid;
-  p.config_path = config.path;
-  p.kernel_layers = kernel_layers_in(config);
-  p.uprobes = plan_uprobes(config, notes);
-  p.profile_interval_ms = config.profile_interval_ms;
-  return p;
 }
 
 }  // namespace dc

@@ -10,7 +10,7 @@
 
 #include "config/probe_config.h"
 #include "core/result.h"
-#include "probe/uprobe_layer.h"
+#include "core/uprobe_target.h"
 
 namespace dc {
 
@@ -36,8 +36,5 @@ result<probe_file> verify_probe_file(const std::string& bytes, const std::string
 // The unsigned content, as a client sends it to the signing service, and back.
 std::string probe_file_content(const probe_file& probes);
 result<probe_file> parse_probe_file_content(const std::string& text);
-
-// Resolves a config into a probe file for uid (notes: what was skipped).
-probe_file resolve_probe_file(const probe_config& config, uint32_t uid, std::vector<std::string>& notes);
 
 }  // namespace dc

@@ -239,9 +239,7 @@ loss_counts session::losses()
       continue;
     uint64_t sum = 0;
     for (uint64_t v : per_cpu) sum += v;
-    uint64_t* slot[DC_LOSS_KINDS] = {&total.ring_full, &total.no_state, &total.too_deep, &total.profile_full,
-                                     &total.not_held};
-    *slot[kind] = sum;
+    total.kernel[kind] = sum;
   }
   total.skipped = skipped_runs(process_->obj);
   for (const auto& l : layers_) total.skipped += l->skipped_runs();

@@ -12,7 +12,7 @@
 #include "probe/layers.h"
 #include "probe/process_holder.h"
 #include "probe/uprobe_layer.h"
-#include "sink/pfw_writer.h"
+#include "core/loss_counts.h"
 
 struct process_bpf;
 

@@ -7,18 +7,10 @@
 #include <vector>
 
 #include "config/probe_config.h"
+#include "core/uprobe_target.h"
 #include "probe/layer.h"
 
 namespace dc {
-
-struct uprobe_target {
-  std::string category;  // the config entry's name
-  std::string function;  // a USDT probe: "provider:name"
-  std::string binary;    // resolved path
-  uint64_t offset = 0;
-  bool usdt = false;       // a USDT probe site: an instant, no return
-  uint64_t semaphore = 0;  // USDT: file offset of its semaphore, 0: none
-};
 
 // The functions a config's uprobe entries select, one per address of each binary. A binary or
 // a regex that finds nothing is a note, never an error.

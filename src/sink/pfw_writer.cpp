@@ -138,12 +138,7 @@ result<> pfw_writer::finish(const loss_counts& lost)
   append_field(b, "events_written", events_);
   append_field(b, "counters_written", counters_);
   append_field(b, "events_lost", lost.total());
-  append_field(b, "lost_ring_full", lost.ring_full);
-  append_field(b, "lost_no_state", lost.no_state);
-  append_field(b, "lost_too_deep", lost.too_deep);
-  append_field(b, "lost_profile_full", lost.profile_full);
-  append_field(b, "lost_not_held", lost.not_held);
-  append_field(b, "lost_skipped", lost.skipped);
+  lost.for_each([&](std::string_view kind, uint64_t n) { append_field(b, "lost_" + std::string(kind), n); });
   b.append("}}\n]\n");
   return out_.close();
 }

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "core/event.h"
+#include "core/loss_counts.h"
 #include "core/names.h"
 #include "core/result.h"
 #include "sink/gzip_members.h"
@@ -20,16 +21,6 @@ namespace dc {
 struct trace_names {
   const name_table& names;
   const process_table& processes;
-};
-
-struct loss_counts {
-  uint64_t ring_full = 0;     // the ring had no room
-  uint64_t no_state = 0;      // no per-thread entry state could be created
-  uint64_t skipped = 0;       // the kernel skipped a program run (recursion on one CPU)
-  uint64_t too_deep = 0;      // a user-space call nested deeper than the per-thread stack
-  uint64_t profile_full = 0;  // profile mode: no room for a new counter
-  uint64_t not_held = 0;      // a new process could not be held for its user-space probes
-  uint64_t total() const { return ring_full + no_state + skipped + too_deep + profile_full + not_held; }
 };
 
 class pfw_writer {

@@ -98,11 +98,9 @@ nlohmann::json summary_json(const summary_builder& s, const process_table& proce
   j["mode"] = run.profile_interval_ms ? "profile" : "trace";
   if (run.profile_interval_ms)
     j["interval_ms"] = run.profile_interval_ms;
-  j["events"] = {{"written", run.events_written},      {"counters", run.counters_written},
-                 {"lost", run.lost.total()},           {"lost_ring_full", run.lost.ring_full},
-                 {"lost_no_state", run.lost.no_state}, {"lost_too_deep", run.lost.too_deep},
-                 {"lost_skipped", run.lost.skipped},   {"lost_profile_full", run.lost.profile_full},
-                 {"lost_not_held", run.lost.not_held}};
+  j["events"] = {
+      {"written", run.events_written}, {"counters", run.counters_written}, {"lost", run.lost.total()}};
+  run.lost.for_each([&](std::string_view kind, uint64_t n) { j["events"]["lost_" + std::string(kind)] = n; });
   j["layers"] = layers_json(s.totals().ops);
   j["amplification"] = amplification_json(s.totals());
   if (!s.page_cache().empty()) {

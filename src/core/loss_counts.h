@@ -1,0 +1,42 @@
+// Events the kernel side could not deliver, by kind: the kinds of the BPF loss map (one table,
+// DC_LOSS_KIND_TABLE in bpf/events.h) and the program runs the kernel skipped.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+extern "C" {
+#include "events.h"
+}
+
+namespace dc {
+
+// One name per dc_loss_kind, in its order.
+inline constexpr std::array<std::string_view, DC_LOSS_KINDS> kernel_loss_names = {
+#define DC_LOSS_NAME(kind, name) #name,
+    DC_LOSS_KIND_TABLE(DC_LOSS_NAME)
+#undef DC_LOSS_NAME
+};
+
+struct loss_counts {
+  std::array<uint64_t, DC_LOSS_KINDS> kernel{};  // by dc_loss_kind
+  uint64_t skipped = 0;                          // the kernel skipped a program run (recursion on one CPU)
+
+  uint64_t total() const
+  {
+    uint64_t sum = skipped;
+    for (uint64_t n : kernel) sum += n;
+    return sum;
+  }
+
+  // Calls fn(name, count) for every kind: the kernel's in dc_loss_kind order, then "skipped".
+  template <class Fn>
+  void for_each(Fn&& fn) const
+  {
+    for (size_t k = 0; k < kernel.size(); ++k) fn(kernel_loss_names[k], kernel[k]);
+    fn(std::string_view("skipped"), skipped);
+  }
+};
+
+}  // namespace dc
