@@ -348,4 +348,19 @@ struct dc_profile_counts {
   dc_u64 pages; /* POSIX reads of files: pages the reads touched (the page-cache hit ratio) */
 };
 
+/* The page-cache layer's counts, aggregated in the kernel (map dc_pagecache of
+ * bpf/pagecache.bpf.c) and read once at the end of a run: per traced process and file. */
+struct dc_pagecache_key {
+  dc_u32 tgid;
+  dc_u32 dev; /* kernel encoding */
+  dc_u64 ino;
+};
+
+struct dc_pagecache_counts {
+  dc_u64 added;
+  dc_u64 dirtied;
+  dc_u64 written_back; /* pages written to the device */
+  dc_u64 evicted;      /* pages removed from the cache */
+};
+
 #endif

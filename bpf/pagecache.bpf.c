@@ -7,19 +7,6 @@
  * that last brought the file's pages in or dirtied them, as block writeback is. */
 #include "common.bpf.h"
 
-struct dc_pagecache_key {
-  __u32 tgid;
-  __u32 dev;
-  __u64 ino;
-};
-
-struct dc_pagecache_counts {
-  __u64 added;
-  __u64 dirtied;
-  __u64 written_back; /* pages written to the device */
-  __u64 evicted;      /* pages removed from the cache */
-};
-
 struct dc_pagecache_file {
   __u32 dev;
   __u32 reserved;

@@ -3,8 +3,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <map>
-#include <tuple>
 
 #include "core/clock.h"
 
@@ -17,53 +15,6 @@ std::string host_name()
   char buf[256] = {};
   gethostname(buf, sizeof(buf) - 1);
   return buf;
-}
-
-// Counts layers kept in the kernel, charged to files by name like the events are.
-void feed_counters(const std::vector<counter_sample>& samples, decoder& dec, summary_builder& summary)
-{
-  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, page_cache_counts> page_cache;
-  for (const auto& c : samples) {
-    if (c.layer != "PAGECACHE")
-      continue;
-    page_cache_counts& counts = page_cache[{c.pid, c.dev, c.ino}];
-    if (c.name == "added")
-      counts.added += c.value;
-    else if (c.name == "dirtied")
-      counts.dirtied += c.value;
-    else if (c.name == "written_back")
-      counts.written_back += c.value;
-    else if (c.name == "evicted")
-      counts.evicted += c.value;
-  }
-  for (const auto& [key, counts] : page_cache) {
-    auto [pid, dev, ino] = key;
-    uint64_t fhash = dec.hash_of_file(dc_file_ref{ino, dev, 0100000}, pid);
-    summary.page_cache().add_kernel_counts(pid, fhash, counts);
-  }
-}
-
-// One PAGECACHE counter sample per process and file, at the end of the run.
-void write_page_cache_counters(pfw_writer& writer, const summary_builder& summary, const decoder& dec,
-                               uint64_t now_us)
-{
-  for (const auto& [key, c] : summary.page_cache().by_file()) {
-    trace_event ev;
-    ev.name = "page_cache";
-    ev.category = "PAGECACHE";
-    ev.counter = true;
-    ev.pid = ev.tid = key.first;
-    ev.ts_us = now_us;
-    ev.fhash = key.second;
-    ev.add_arg("hits", static_cast<int64_t>(c.hits()));
-    ev.add_arg("misses", static_cast<int64_t>(c.misses()));
-    ev.add_arg("pages_read", static_cast<int64_t>(c.pages_read));
-    ev.add_arg("pages_added", static_cast<int64_t>(c.added));
-    ev.add_arg("pages_dirtied", static_cast<int64_t>(c.dirtied));
-    ev.add_arg("pages_written_back", static_cast<int64_t>(c.written_back));
-    ev.add_arg("pages_evicted", static_cast<int64_t>(c.evicted));
-    writer.write_event(ev, {dec.state().names, dec.state().processes});
-  }
 }
 
 // How many user-space functions were probed, and how long attaching them took.
@@ -122,8 +73,8 @@ result<> trace_pipeline::finish()
   auto detached = probes_.detach();
   auto drained = collector_->stop();
   lost_ = probes_.losses();
-  feed_counters(probes_.counters(), dec_, summary_);
-  write_page_cache_counters(writer_, summary_, dec_, now_epoch_us());
+  for (const auto& [key, counts] : probes_.page_cache_counts()) dec_.decode_page_cache(key, counts);
+  dec_.write_page_cache_counters(now_epoch_us());
   auto finished = writer_.finish(lost_);
   if (!detached)
     return detached;

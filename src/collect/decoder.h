@@ -54,8 +54,10 @@ class decoder {
 
   decode_state& state() { return state_; }
   const decode_state& state() const { return state_; }
-  // The path hash of a file the kernel named by (dev, inode), as events of `pid` use it.
-  uint64_t hash_of_file(const dc_file_ref& ref, uint32_t pid) { return file_hash(ref, pid, -1); }
+  // One process's in-kernel page-cache counts for one file (read at the end of a run), to the summary.
+  void decode_page_cache(const dc_pagecache_key& key, const dc_pagecache_counts& counts);
+  // One PAGECACHE counter sample per process and file the summary has counts for, at now_us.
+  void write_page_cache_counters(uint64_t now_us);
   uint64_t malformed() const { return malformed_; }
 
  private:

@@ -1,14 +1,20 @@
-// A layer is one BPF object (bpf/<name>.bpf.c) plus its decoder. Every layer loads onto the
-// maps the session shares (ring, traced set, loss counters) and reports what it attached.
+// A layer is the loader of one BPF object (bpf/<name>.bpf.c); its records are decoded in collect/. Every
+// layer loads onto the maps the session shares (ring, traced set, loss counters) and reports what it
+// attached.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/result.h"
+
+extern "C" {
+#include "events.h"
+}
 
 struct bpf_object;
 struct bpf_link;
@@ -26,15 +32,9 @@ struct layer_report {
   uint64_t attach_us = 0;          // time spent attaching its hooks
 };
 
-// A count a layer keeps in the kernel rather than as events, read at the end of a run.
-struct counter_sample {
-  std::string_view layer;  // "PAGECACHE"
-  std::string_view name;   // "added", "dirtied"
-  uint32_t pid = 0;
-  uint32_t dev = 0;  // kernel encoding
-  uint64_t ino = 0;
-  uint64_t value = 0;
-};
+// One process's page-cache counts for one file, as the PAGECACHE layer aggregated them in the
+// kernel (decoded in collect/ like a ring record).
+using page_cache_entry = std::pair<dc_pagecache_key, dc_pagecache_counts>;
 
 struct shared_maps {
   int events_fd = -1;
@@ -62,8 +62,8 @@ class layer {
   virtual void detach();
   // Sends to the ring what the kernel side still holds back (call after detach).
   virtual result<> flush_stages() { return {}; }
-  // Counts kept in the kernel, for layers that aggregate there.
-  virtual std::vector<counter_sample> counters() { return {}; }
+  // Page-cache counts kept in the kernel (the PAGECACHE layer), read at the end of a run.
+  virtual std::vector<page_cache_entry> page_cache_counts() { return {}; }
   // Program runs the kernel skipped (a program re-entered on one CPU): events never seen.
   uint64_t skipped_runs();
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <cstring>
 #include <thread>
 
@@ -206,11 +207,10 @@ session::~session()
   process_bpf__destroy(process_);
 }
 
-std::vector<counter_sample> session::counters()
+std::vector<page_cache_entry> session::page_cache_counts()
 {
-  std::vector<counter_sample> all;
-  for (const auto& l : layers_)
-    for (const auto& c : l->counters()) all.push_back(c);
+  std::vector<page_cache_entry> all;
+  for (const auto& l : layers_) std::ranges::move(l->page_cache_counts(), std::back_inserter(all));
   return all;
 }
 

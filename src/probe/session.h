@@ -51,7 +51,7 @@ class session {
   // User-space functions the kernel refused to probe (skipped), as "name (binary)".
   std::vector<std::string> refused_functions() const;
   loss_counts losses();
-  std::vector<counter_sample> counters();
+  std::vector<page_cache_entry> page_cache_counts();
   const std::vector<layer_report>& reports() const { return reports_; }
   const std::vector<std::string>& notes() const { return notes_; }
   // The probed user-space functions; an event's probe index points in here.
