@@ -12,7 +12,6 @@
 #include "events.h"
 
 #define DC_WALK_DEPTH 32
-#define DC_S_IFMT 00170000
 #define DC_AT_FDCWD (-100)
 
 char LICENSE[] SEC("license") = "GPL";

@@ -9,6 +9,11 @@
  *   committed transaction (its changes are what the commit writes). */
 #include "common.bpf.h"
 
+/* System-call numbers this layer tells apart, set by user space from its syscall table (the
+ * only list of syscall numbers, src/core/syscall_table.cpp) before load. */
+const volatile __u32 dc_nr_fdatasync = ~0u;
+const volatile __u32 dc_nr_fallocate = ~0u; /* (fd, mode, offset, len) */
+
 struct dc_fs_key {
   __u64 id; /* the thread (tid) or the kiocb */
   __u32 op;
@@ -300,7 +305,7 @@ SEC("tp_btf/xfs_file_fsync")
 int BPF_PROG(dc_fs_xfs_fsync, struct xfs_inode* ip)
 {
   struct dc_thread* t = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
-  __u32 op = t && t->nr == 75 /* __NR_fdatasync on x86-64 */ ? DC_FS_FDATASYNC : DC_FS_FSYNC;
+  __u32 op = t && t->nr == dc_nr_fdatasync ? DC_FS_FDATASYNC : DC_FS_FSYNC;
   dc_fs_pending_begin(op, dc_xfs_vfs_inode(ip), 0);
   return 0;
 }
@@ -309,7 +314,7 @@ static __always_inline void dc_fs_xfs_fallocate(struct xfs_inode* ip)
 {
   struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_FALLOCATE, dc_xfs_vfs_inode(ip), 0);
   struct dc_thread* t = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
-  if (ev && t && t->nr == 285 /* __NR_fallocate on x86-64: (fd, mode, offset, len) */) {
+  if (ev && t && t->nr == dc_nr_fallocate) {
     ev->offset = t->args[2];
     ev->bytes = t->args[3];
   }

@@ -116,7 +116,7 @@ static __always_inline void dc_emit_call_path(const struct dc_thread* e, int pat
 static __always_inline __u64 dc_pages_read(const struct dc_thread* e, const struct dc_syscall_spec* spec,
                                            __u32 mode, long ret)
 {
-  if (mode != 0100000 /* S_IFREG */ && mode != 0060000 /* S_IFBLK */)
+  if (!dc_is_file_data(mode))
     return 0;
   if (spec->offset_arg < 0 || spec->offset_arg >= 6)
     return (ret + 4095) / 4096;
