@@ -66,11 +66,7 @@ static __always_inline struct dc_fs_event* dc_fs_begin(__u64 id, __u32 op, struc
   dc_fill_header(&ev.hdr, DC_REC_FS, bpf_ktime_get_ns());
   dc_nest_under_syscall(bpf_get_current_task_btf(), &ev.nest);
   ev.op = op;
-  if (inode) {
-    ev.file.ino = inode->i_ino;
-    ev.file.dev = inode->i_sb->s_dev;
-    ev.file.mode = inode->i_mode & DC_S_IFMT;
-  }
+  dc_inode_ref(inode, &ev.file);
   bpf_map_update_elem(&dc_fs_open, &key, &ev, BPF_ANY);
   return bpf_map_lookup_elem(&dc_fs_open, &key);
 }
@@ -358,8 +354,6 @@ int BPF_PROG(dc_fs_xfs_iunlink, struct xfs_inode* ip)
   if (!t || !t->fs_open || t->fs.op != DC_FS_UNLINK)
     return 0;
   struct inode* inode = dc_xfs_vfs_inode(ip);
-  t->fs.file.ino = inode->i_ino;
-  t->fs.file.dev = inode->i_sb->s_dev;
-  t->fs.file.mode = inode->i_mode & DC_S_IFMT;
+  dc_inode_ref(inode, &t->fs.file);
   return 0;
 }

@@ -210,25 +210,11 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
   return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(dc_stage_at_exit, struct task_struct* task)
+static __always_inline void dc_stage_flush_of(struct task_struct* task, struct dc_thread* e)
 {
-  struct dc_thread* e = bpf_task_storage_get(&dc_threads, task, 0, 0);
-  if (e)
-    dc_stage_flush(e);
-  return 0;
+  dc_stage_flush(e);
 }
 
-/* Run by user space once the syscall programs are detached: sends what every thread that is
- * still alive has staged. */
-SEC("iter/task")
-int dc_flush_stages(struct bpf_iter__task* ctx)
-{
-  struct task_struct* task = ctx->task;
-  if (!task)
-    return 0;
-  struct dc_thread* e = bpf_task_storage_get(&dc_threads, task, 0, 0);
-  if (e)
-    dc_stage_flush(e);
-  return 0;
-}
+/* A thread's staged records go at its exit, and at the end of a run (dc_flush_stages) for
+ * threads still alive. */
+DC_FLUSH_AT_EXIT_AND_END(dc_stage_at_exit, dc_flush_stages, dc_threads, dc_stage_flush_of)
