@@ -1,5 +1,7 @@
-// Turns raw ring records into trace events. One decoder per record kind (syscall, path, task);
-// this class dispatches and owns the state they share: names, files and processes.
+// Turns raw kernel records into trace events and summary values. One decoder per record kind
+// (collect/<kind>_decoder.cpp: staged syscall run, path, task, block, net, fault, fs, uprobe,
+// profile counter, page-cache count); this class dispatches and owns the state they share:
+// names, files and processes.
 #pragma once
 
 #include <array>
