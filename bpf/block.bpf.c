@@ -49,13 +49,6 @@ static __always_inline __u64 dc_file_key(const struct dc_file_ref* f)
   return ((__u64)f->dev << 32) ^ f->ino;
 }
 
-static __always_inline void dc_inode_ref(struct inode* inode, struct dc_file_ref* ref)
-{
-  ref->ino = inode->i_ino;
-  ref->dev = inode->i_sb->s_dev;
-  ref->mode = inode->i_mode & DC_S_IFMT;
-}
-
 SEC("tp_btf/writeback_dirty_folio")
 int BPF_PROG(dc_block_dirty, struct folio* folio, struct address_space* mapping)
 {

@@ -12,7 +12,6 @@
 #include "events.h"
 
 #define DC_WALK_DEPTH 32
-#define DC_S_IFMT 00170000
 #define DC_AT_FDCWD (-100)
 
 char LICENSE[] SEC("license") = "GPL";
@@ -127,19 +126,18 @@ static __always_inline struct file* dc_fd_file(long fd)
   return bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
 }
 
+/* The file an inode is, as every layer names files: (dev, ino) and the type bits of its mode;
+ * all zero for no inode. */
+static __always_inline void dc_inode_ref(struct inode* inode, struct dc_file_ref* ref)
+{
+  ref->ino = inode ? inode->i_ino : 0;
+  ref->dev = inode ? inode->i_sb->s_dev : 0;
+  ref->mode = inode ? (inode->i_mode & DC_S_IFMT) : 0;
+}
+
 static __always_inline void dc_file_ref_of(struct file* f, struct dc_file_ref* ref)
 {
-  ref->ino = 0;
-  ref->dev = 0;
-  ref->mode = 0;
-  if (!f)
-    return;
-  struct inode* inode = f->f_inode;
-  if (!inode)
-    return;
-  ref->ino = inode->i_ino;
-  ref->dev = inode->i_sb->s_dev;
-  ref->mode = inode->i_mode & DC_S_IFMT;
+  dc_inode_ref(f ? f->f_inode : NULL, ref);
 }
 
 /* Pages in a folio: a large folio (PG_head set) spans 1 << order pages, its order in _flags_1. */
@@ -156,10 +154,7 @@ static __always_inline __u64 dc_folio_pages(struct folio* folio)
 /* The file behind a page-cache mapping, as dc_file_ref_of names it. */
 static __always_inline void dc_mapping_file(struct address_space* mapping, struct dc_file_ref* ref)
 {
-  struct inode* host = mapping ? mapping->host : NULL;
-  ref->ino = host ? host->i_ino : 0;
-  ref->dev = host ? host->i_sb->s_dev : 0;
-  ref->mode = host ? (host->i_mode & DC_S_IFMT) : 0;
+  dc_inode_ref(mapping ? mapping->host : NULL, ref);
 }
 
 struct dc_walk {
@@ -266,6 +261,30 @@ static __always_inline void dc_emit_file_name(struct file* f, __u64 ts)
   __u32 len = dc_walk_path(d, m, r, 0);
   dc_path_submit(r, len);
 }
+
+/* What a layer holds back per thread (staged records, an open fault) goes out when the thread
+ * exits and, for threads alive at the end of a run, from a task iterator user space runs once the
+ * programs are detached (layer::flush_stages). One definition of that pair of programs:
+ * `storage` is the layer's task-storage map, flush(task, state) sends a thread's state. */
+#define DC_FLUSH_AT_EXIT_AND_END(exit_prog, iter_prog, storage, flush)   \
+  SEC("tp_btf/sched_process_exit")                                       \
+  int BPF_PROG(exit_prog, struct task_struct* task)                      \
+  {                                                                      \
+    void* state = bpf_task_storage_get(&storage, task, 0, 0);            \
+    if (state)                                                           \
+      flush(task, state);                                                \
+    return 0;                                                            \
+  }                                                                      \
+                                                                         \
+  SEC("iter/task")                                                       \
+  int iter_prog(struct bpf_iter__task* ctx)                              \
+  {                                                                      \
+    struct task_struct* task = ctx->task;                                \
+    void* state = task ? bpf_task_storage_get(&storage, task, 0, 0) : 0; \
+    if (state)                                                           \
+      flush(task, state);                                                \
+    return 0;                                                            \
+  }
 
 #include "thread_state.bpf.h"
 #include "profile.bpf.h"

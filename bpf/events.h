@@ -29,6 +29,20 @@ typedef int32_t dc_s32;
 #define DC_ARGV_MAX 256       /* bytes of a command line kept per exec */
 #define DC_COMM_LEN 16
 
+/* File types as the kernel's i_mode encodes them (a dc_file_ref's mode keeps only these bits). */
+#define DC_S_IFMT 0170000
+#define DC_S_IFREG 0100000
+#define DC_S_IFBLK 0060000
+
+/* File data: a regular file's or a block device's bytes, unlike a socket's or a pipe's. Only
+ * these count as the application's I/O (amplification, the page cache); the one test of it,
+ * in the kernel and in user space. */
+static inline int dc_is_file_data(dc_u32 mode)
+{
+  dc_u32 type = mode & DC_S_IFMT;
+  return type == DC_S_IFREG || type == DC_S_IFBLK;
+}
+
 /* Values of the traced-process map (keyed by TGID). */
 enum dc_trace_state {
   DC_TRACE_ARMED = 1,  /* will be traced from its next exec on */

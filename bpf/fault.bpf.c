@@ -145,24 +145,5 @@ int BPF_PROG(dc_fault_page_added, struct folio* folio)
   return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(dc_fault_at_exit, struct task_struct* task)
-{
-  struct dc_fault_state* st = bpf_task_storage_get(&dc_faults, task, 0, 0);
-  if (st)
-    dc_fault_close(task, st);
-  return 0;
-}
-
-/* Run by user space once the programs are detached: closes the faults still open. */
-SEC("iter/task")
-int dc_flush_faults(struct bpf_iter__task* ctx)
-{
-  struct task_struct* task = ctx->task;
-  if (!task)
-    return 0;
-  struct dc_fault_state* st = bpf_task_storage_get(&dc_faults, task, 0, 0);
-  if (st)
-    dc_fault_close(task, st);
-  return 0;
-}
+/* Faults still open close at their thread's exit, and at the end of a run (dc_flush_faults). */
+DC_FLUSH_AT_EXIT_AND_END(dc_fault_at_exit, dc_flush_faults, dc_faults, dc_fault_close)

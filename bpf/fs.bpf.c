@@ -9,6 +9,11 @@
  *   committed transaction (its changes are what the commit writes). */
 #include "common.bpf.h"
 
+/* System-call numbers this layer tells apart, set by user space from its syscall table (the
+ * only list of syscall numbers, src/core/syscall_table.cpp) before load. */
+const volatile __u32 dc_nr_fdatasync = ~0u;
+const volatile __u32 dc_nr_fallocate = ~0u; /* (fd, mode, offset, len) */
+
 struct dc_fs_key {
   __u64 id; /* the thread (tid) or the kiocb */
   __u32 op;
@@ -61,11 +66,7 @@ static __always_inline struct dc_fs_event* dc_fs_begin(__u64 id, __u32 op, struc
   dc_fill_header(&ev.hdr, DC_REC_FS, bpf_ktime_get_ns());
   dc_nest_under_syscall(bpf_get_current_task_btf(), &ev.nest);
   ev.op = op;
-  if (inode) {
-    ev.file.ino = inode->i_ino;
-    ev.file.dev = inode->i_sb->s_dev;
-    ev.file.mode = inode->i_mode & DC_S_IFMT;
-  }
+  dc_inode_ref(inode, &ev.file);
   bpf_map_update_elem(&dc_fs_open, &key, &ev, BPF_ANY);
   return bpf_map_lookup_elem(&dc_fs_open, &key);
 }
@@ -300,7 +301,7 @@ SEC("tp_btf/xfs_file_fsync")
 int BPF_PROG(dc_fs_xfs_fsync, struct xfs_inode* ip)
 {
   struct dc_thread* t = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
-  __u32 op = t && t->nr == 75 /* __NR_fdatasync on x86-64 */ ? DC_FS_FDATASYNC : DC_FS_FSYNC;
+  __u32 op = t && t->nr == dc_nr_fdatasync ? DC_FS_FDATASYNC : DC_FS_FSYNC;
   dc_fs_pending_begin(op, dc_xfs_vfs_inode(ip), 0);
   return 0;
 }
@@ -309,7 +310,7 @@ static __always_inline void dc_fs_xfs_fallocate(struct xfs_inode* ip)
 {
   struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_FALLOCATE, dc_xfs_vfs_inode(ip), 0);
   struct dc_thread* t = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
-  if (ev && t && t->nr == 285 /* __NR_fallocate on x86-64: (fd, mode, offset, len) */) {
+  if (ev && t && t->nr == dc_nr_fallocate) {
     ev->offset = t->args[2];
     ev->bytes = t->args[3];
   }
@@ -353,8 +354,6 @@ int BPF_PROG(dc_fs_xfs_iunlink, struct xfs_inode* ip)
   if (!t || !t->fs_open || t->fs.op != DC_FS_UNLINK)
     return 0;
   struct inode* inode = dc_xfs_vfs_inode(ip);
-  t->fs.file.ino = inode->i_ino;
-  t->fs.file.dev = inode->i_sb->s_dev;
-  t->fs.file.mode = inode->i_mode & DC_S_IFMT;
+  dc_inode_ref(inode, &t->fs.file);
   return 0;
 }

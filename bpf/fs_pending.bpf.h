@@ -48,9 +48,7 @@ static __always_inline struct dc_fs_event* dc_fs_pending_begin(__u32 op, struct 
   ev->first_page = 0;
   ev->last_page = 0;
   ev->op = op;
-  ev->file.ino = inode ? inode->i_ino : 0;
-  ev->file.dev = inode ? inode->i_sb->s_dev : 0;
-  ev->file.mode = inode ? inode->i_mode & DC_S_IFMT : 0;
+  dc_inode_ref(inode, &ev->file);
   ev->nest.parent = t->id;
   ev->nest.level = t->level + 1;
   ev->nest.id = dc_next_id(&t->nest, task->pid);

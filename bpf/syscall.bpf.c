@@ -116,7 +116,7 @@ static __always_inline void dc_emit_call_path(const struct dc_thread* e, int pat
 static __always_inline __u64 dc_pages_read(const struct dc_thread* e, const struct dc_syscall_spec* spec,
                                            __u32 mode, long ret)
 {
-  if (mode != 0100000 /* S_IFREG */ && mode != 0060000 /* S_IFBLK */)
+  if (!dc_is_file_data(mode))
     return 0;
   if (spec->offset_arg < 0 || spec->offset_arg >= 6)
     return (ret + 4095) / 4096;
@@ -210,25 +210,11 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
   return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(dc_stage_at_exit, struct task_struct* task)
+static __always_inline void dc_stage_flush_of(struct task_struct* task, struct dc_thread* e)
 {
-  struct dc_thread* e = bpf_task_storage_get(&dc_threads, task, 0, 0);
-  if (e)
-    dc_stage_flush(e);
-  return 0;
+  dc_stage_flush(e);
 }
 
-/* Run by user space once the syscall programs are detached: sends what every thread that is
- * still alive has staged. */
-SEC("iter/task")
-int dc_flush_stages(struct bpf_iter__task* ctx)
-{
-  struct task_struct* task = ctx->task;
-  if (!task)
-    return 0;
-  struct dc_thread* e = bpf_task_storage_get(&dc_threads, task, 0, 0);
-  if (e)
-    dc_stage_flush(e);
-  return 0;
-}
+/* A thread's staged records go at its exit, and at the end of a run (dc_flush_stages) for
+ * threads still alive. */
+DC_FLUSH_AT_EXIT_AND_END(dc_stage_at_exit, dc_flush_stages, dc_threads, dc_stage_flush_of)

@@ -13,9 +13,16 @@ add_custom_command(
   COMMAND ${BPFTOOL} btf dump file ${DATACRUMBS_VMLINUX_BTF} format c > ${DATACRUMBS_BPF_OUT}/vmlinux.h
   COMMENT "Generating vmlinux.h from ${DATACRUMBS_VMLINUX_BTF}")
 
+# x86-64 only, refused here rather than built wrong: the BPF programs read x86-64 registers by
+# name (syscall arguments in di/si/dx/r10/r8/r9, orig_ax, sp) and the x86 page-fault tracepoints
+# with their error code. (Syscall numbers come from the host's <sys/syscall.h> through
+# src/core/syscall_table.cpp.)
 execute_process(COMMAND uname -m OUTPUT_VARIABLE DATACRUMBS_ARCH OUTPUT_STRIP_TRAILING_WHITESPACE)
-string(REPLACE "x86_64" "x86" DATACRUMBS_BPF_ARCH ${DATACRUMBS_ARCH})
-string(REPLACE "aarch64" "arm64" DATACRUMBS_BPF_ARCH ${DATACRUMBS_BPF_ARCH})
+if(NOT DATACRUMBS_ARCH STREQUAL "x86_64")
+  message(FATAL_ERROR "DataCrumbs supports x86_64 only (this machine is ${DATACRUMBS_ARCH}): its BPF "
+                      "programs read x86-64 registers and the x86 page-fault tracepoints.")
+endif()
+set(DATACRUMBS_BPF_ARCH x86)
 
 add_library(datacrumbs_skeletons INTERFACE)
 target_include_directories(datacrumbs_skeletons INTERFACE ${DATACRUMBS_BPF_OUT} ${CMAKE_SOURCE_DIR}/bpf)
@@ -26,11 +33,11 @@ function(datacrumbs_bpf_skeleton name)
   set(skel ${DATACRUMBS_BPF_OUT}/${name}.skel.h)
   add_custom_command(
     OUTPUT ${obj}
+    # The headers it includes come from clang's dependency file: none can be forgotten.
     COMMAND ${BPF_CLANG} -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_${DATACRUMBS_BPF_ARCH}
-            -I${DATACRUMBS_BPF_OUT} -I${CMAKE_SOURCE_DIR}/bpf -c ${src} -o ${obj}
-    DEPENDS ${src} ${CMAKE_SOURCE_DIR}/bpf/common.bpf.h ${CMAKE_SOURCE_DIR}/bpf/thread_state.bpf.h ${CMAKE_SOURCE_DIR}/bpf/task_record.bpf.h
-            ${CMAKE_SOURCE_DIR}/bpf/events.h
-            ${DATACRUMBS_BPF_OUT}/vmlinux.h
+            -I${DATACRUMBS_BPF_OUT} -I${CMAKE_SOURCE_DIR}/bpf -MD -MF ${obj}.d -MT ${obj} -c ${src} -o ${obj}
+    DEPENDS ${src} ${DATACRUMBS_BPF_OUT}/vmlinux.h
+    DEPFILE ${obj}.d
     COMMENT "BPF ${name}.bpf.c")
   add_custom_command(
     OUTPUT ${skel}

@@ -4,23 +4,24 @@
 
 namespace dc {
 
-std::string_view block_op_name(uint32_t op)
+layer_op block_op(uint32_t op)
 {
   switch (op) {
-    case DC_BLOCK_READ: return "read";
-    case DC_BLOCK_WRITE: return "write";
-    case DC_BLOCK_FLUSH: return "flush";
-    case DC_BLOCK_DISCARD: return "discard";
-    default: return "other";
+    case DC_BLOCK_READ: return {"read", io_dir::read};
+    case DC_BLOCK_WRITE: return {"write", io_dir::write};
+    case DC_BLOCK_FLUSH: return {"flush"};
+    case DC_BLOCK_DISCARD: return {"discard"};
+    default: return {"other"};
   }
 }
 
 void decoder::decode_block(const dc_block_event& raw)
 {
-  trace_event ev = begin_event(block_op_name(raw.op), "BLOCK", raw.hdr, raw.service_ns);
+  layer_op op = block_op(raw.op);
+  trace_event ev = begin_event(op.name, "BLOCK", raw.hdr, raw.service_ns);
   place(ev, raw.nest);
   ev.bytes = raw.bytes;
-  ev.dir = raw.op == DC_BLOCK_READ ? io_dir::read : raw.op == DC_BLOCK_WRITE ? io_dir::write : io_dir::none;
+  ev.dir = op.dir;
   ev.add_arg("bytes", raw.bytes);
   ev.add_arg("sector", static_cast<int64_t>(raw.sector));
   ev.add_arg("major", raw.dev >> 20);

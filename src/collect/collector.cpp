@@ -67,14 +67,21 @@ void collector::hand_over_batch()
 void collector::consume_loop()
 {
   while (!stopping_.load(std::memory_order_acquire)) {
-    ring_buffer__poll(ring_, poll_interval_ms);
+    int polled = ring_buffer__poll(ring_, poll_interval_ms);
+    if (polled < 0 && polled != -EINTR) {
+      note_ring_error("cannot wait on the event ring", polled);
+      // Records still arrive: read the ring at the poll interval instead.
+      std::this_thread::sleep_for(std::chrono::milliseconds(poll_interval_ms));
+    }
     uint64_t before_consume = monotonic_now_ns();
-    ring_buffer__consume(ring_);
+    if (int consumed = ring_buffer__consume(ring_); consumed < 0)
+      note_ring_error("cannot read the event ring", consumed);
     hand_over_batch();
     std::lock_guard lock(mutex_);
     drained_ns_ = before_consume;
   }
-  ring_buffer__consume(ring_);  // whatever arrived before stop
+  if (int consumed = ring_buffer__consume(ring_); consumed < 0)  // whatever arrived before stop
+    note_ring_error("cannot read the event ring", consumed);
   hand_over_batch();
   {
     std::lock_guard lock(mutex_);
@@ -128,6 +135,12 @@ void collector::take_counters(uint64_t decoded_until_ns, bool all)
     decoder_.decode_profile(s.key, s.counts, profile_->interval_ns());
 }
 
+void collector::note_ring_error(std::string_view what, int err)
+{
+  if (ring_status_)
+    ring_status_ = fail(std::string(what) + ": " + std::strerror(-err));
+}
+
 result<> collector::stop()
 {
   stopping_.store(true, std::memory_order_release);
@@ -135,7 +148,7 @@ result<> collector::stop()
     consumer_.join();
   if (formatter_.joinable())
     formatter_.join();
-  return sink_status_;
+  return ring_status_ ? sink_status_ : ring_status_;
 }
 
 }  // namespace dc

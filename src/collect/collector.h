@@ -42,6 +42,7 @@ class collector {
   }
   static int on_record(void* ctx, void* data, size_t size);
   void consume_loop();
+  void note_ring_error(std::string_view what, int err);
   void format_loop();
   void hand_over_batch();
   void take_counters(uint64_t decoded_until_ns, bool all);
@@ -60,6 +61,7 @@ class collector {
   bool consumer_done_ = false;
   std::atomic<bool> stopping_{false};
   result<> sink_status_;
+  result<> ring_status_;  // the consumer's first ring error (read after it is joined)
 
   std::thread consumer_;
   std::thread formatter_;

@@ -1,5 +1,7 @@
-// Turns raw ring records into trace events. One decoder per record kind (syscall, path, task);
-// this class dispatches and owns the state they share: names, files and processes.
+// Turns raw kernel records into trace events and summary values. One decoder per record kind
+// (collect/<kind>_decoder.cpp: staged syscall run, path, task, block, net, fault, fs, uprobe,
+// profile counter, page-cache count); this class dispatches and owns the state they share:
+// names, files and processes.
 #pragma once
 
 #include <array>
@@ -85,10 +87,15 @@ class decoder {
   uint64_t malformed_ = 0;
 };
 
-// Names of the kernel layers' operations, shared by their event and profile decoding.
-std::string_view block_op_name(uint32_t op);
-std::string_view fs_op_name(uint32_t op);
-std::string_view net_op_name(uint32_t op);
+// A kernel layer's operation: its name and which way its bytes move. One table per layer (in its
+// decoder), shared by its event and its profile decoding.
+struct layer_op {
+  std::string_view name;
+  io_dir dir = io_dir::none;
+};
+layer_op block_op(uint32_t op);
+layer_op fs_op(uint32_t op);
+layer_op net_op(uint32_t op);
 
 // "/a/b/c" from the leaf-first, NUL-separated components a BPF path walk produces.
 std::string join_components(std::string_view leaf_first);

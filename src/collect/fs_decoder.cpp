@@ -4,26 +4,27 @@
 
 namespace dc {
 
-std::string_view fs_op_name(uint32_t op)
+layer_op fs_op(uint32_t op)
 {
   switch (op) {
-    case DC_FS_FSYNC: return "fsync";
-    case DC_FS_FDATASYNC: return "fdatasync";
-    case DC_FS_DIRECT_READ: return "direct_read";
-    case DC_FS_BUFFERED_READ: return "buffered_read";
-    case DC_FS_BUFFERED_WRITE: return "buffered_write";
-    case DC_FS_DIRECT_WRITE: return "direct_write";
-    case DC_FS_FALLOCATE: return "fallocate";
-    case DC_FS_TRUNCATE: return "truncate";
-    case DC_FS_UNLINK: return "unlink";
-    case DC_FS_JOURNAL_COMMIT: return "journal_commit";
-    default: return "other";
+    case DC_FS_FSYNC: return {"fsync"};
+    case DC_FS_FDATASYNC: return {"fdatasync"};
+    case DC_FS_DIRECT_READ: return {"direct_read", io_dir::read};
+    case DC_FS_BUFFERED_READ: return {"buffered_read", io_dir::read};
+    case DC_FS_BUFFERED_WRITE: return {"buffered_write", io_dir::write};
+    case DC_FS_DIRECT_WRITE: return {"direct_write", io_dir::write};
+    case DC_FS_FALLOCATE: return {"fallocate"};
+    case DC_FS_TRUNCATE: return {"truncate"};
+    case DC_FS_UNLINK: return {"unlink"};
+    case DC_FS_JOURNAL_COMMIT: return {"journal_commit"};
+    default: return {"other"};
   }
 }
 
 void decoder::decode_fs(const dc_fs_event& raw)
 {
-  trace_event ev = begin_event(fs_op_name(raw.op), "FS", raw.hdr, raw.dur_ns);
+  layer_op op = fs_op(raw.op);
+  trace_event ev = begin_event(op.name, "FS", raw.hdr, raw.dur_ns);
   place(ev, raw.nest);
   if (raw.op == DC_FS_JOURNAL_COMMIT) {
     ev.add_arg("dev", raw.file.dev);
@@ -41,7 +42,7 @@ void decoder::decode_fs(const dc_fs_event& raw)
       ev.add_arg("count", static_cast<int64_t>(raw.bytes));
       if (raw.ret > 0) {
         ev.bytes = static_cast<uint64_t>(raw.ret);
-        ev.dir = raw.op == DC_FS_DIRECT_WRITE ? io_dir::write : io_dir::read;
+        ev.dir = op.dir;
       }
       break;
     case DC_FS_BUFFERED_READ:
@@ -55,7 +56,7 @@ void decoder::decode_fs(const dc_fs_event& raw)
       }
       if (raw.ret > 0) {
         ev.bytes = static_cast<uint64_t>(raw.ret);
-        ev.dir = raw.op == DC_FS_BUFFERED_WRITE ? io_dir::write : io_dir::read;
+        ev.dir = op.dir;
       }
       break;
     case DC_FS_FALLOCATE:

@@ -6,15 +6,15 @@
 
 namespace dc {
 
-std::string_view net_op_name(uint32_t op)
+layer_op net_op(uint32_t op)
 {
   switch (op) {
-    case DC_NET_SEND: return "send";
-    case DC_NET_RECV: return "recv";
-    case DC_NET_STATE: return "state";
-    case DC_NET_RETRANSMIT: return "retransmit";
-    case DC_NET_DROP: return "drop";
-    default: return "other";
+    case DC_NET_SEND: return {"send", io_dir::write};
+    case DC_NET_RECV: return {"recv", io_dir::read};
+    case DC_NET_STATE: return {"state"};
+    case DC_NET_RETRANSMIT: return {"retransmit"};
+    case DC_NET_DROP: return {"drop"};
+    default: return {"other"};
   }
 }
 
@@ -40,12 +40,13 @@ std::string address(uint16_t family, const uint8_t* addr)
 
 void decoder::decode_net(const dc_net_event& raw)
 {
-  trace_event ev = begin_event(net_op_name(raw.op), "NET", raw.hdr, 0);
+  layer_op op = net_op(raw.op);
+  trace_event ev = begin_event(op.name, "NET", raw.hdr, 0);
   if (raw.op == DC_NET_SEND || raw.op == DC_NET_RECV) {
     ev.add_arg("ret", raw.bytes);
     if (raw.bytes > 0) {
       ev.bytes = static_cast<uint64_t>(raw.bytes);
-      ev.dir = raw.op == DC_NET_SEND ? io_dir::write : io_dir::read;
+      ev.dir = op.dir;
     }
   }
   ev.add_arg("family", raw.family);

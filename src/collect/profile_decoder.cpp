@@ -10,9 +10,12 @@ namespace dc {
 
 namespace {
 
-bool is_file_data(uint32_t mode)
+bool name_op(trace_event& ev, layer_op op, std::string_view category)
 {
-  return (mode & S_IFMT) == S_IFREG || (mode & S_IFMT) == S_IFBLK;
+  ev.name = op.name;
+  ev.category = category;
+  ev.dir = op.dir;
+  return true;
 }
 
 }  // namespace
@@ -27,7 +30,7 @@ bool decoder::name_counter(const dc_profile_key& key, trace_event& ev)
       ev.name = info->name;
       ev.category = "POSIX";
       // As in events: only file data counts as the application's I/O.
-      ev.dir = is_file_data(key.file.mode) ? info->dir : io_dir::none;
+      ev.dir = dc_is_file_data(key.file.mode) ? info->dir : io_dir::none;
       return true;
     }
     case DC_PROF_UPROBE:
@@ -36,25 +39,9 @@ bool decoder::name_counter(const dc_profile_key& key, trace_event& ev)
       ev.name = state_.uprobes[key.op].function;
       ev.category = state_.uprobes[key.op].category;
       return true;
-    case DC_PROF_BLOCK:
-      ev.name = block_op_name(key.op);
-      ev.category = "BLOCK";
-      ev.dir = key.op == DC_BLOCK_READ    ? io_dir::read
-               : key.op == DC_BLOCK_WRITE ? io_dir::write
-                                          : io_dir::none;
-      return true;
-    case DC_PROF_FS:
-      ev.name = fs_op_name(key.op);
-      ev.category = "FS";
-      ev.dir = key.op == DC_FS_DIRECT_READ || key.op == DC_FS_BUFFERED_READ     ? io_dir::read
-               : key.op == DC_FS_DIRECT_WRITE || key.op == DC_FS_BUFFERED_WRITE ? io_dir::write
-                                                                                : io_dir::none;
-      return true;
-    case DC_PROF_NET:
-      ev.name = net_op_name(key.op);
-      ev.category = "NET";
-      ev.dir = key.op == DC_NET_SEND ? io_dir::write : key.op == DC_NET_RECV ? io_dir::read : io_dir::none;
-      return true;
+    case DC_PROF_BLOCK: return name_op(ev, block_op(key.op), "BLOCK");
+    case DC_PROF_FS: return name_op(ev, fs_op(key.op), "FS");
+    case DC_PROF_NET: return name_op(ev, net_op(key.op), "NET");
     case DC_PROF_FAULT:
       ev.name = key.op ? "major_fault" : "minor_fault";
       ev.category = "FAULT";

@@ -83,8 +83,7 @@ void decoder::decode_syscall(const dc_syscall_event& raw)
     ev.bytes = static_cast<uint64_t>(raw.ret);
     // Only file data counts as the application's I/O in amplification and the page cache;
     // bytes through sockets and pipes are still in the call's own totals.
-    uint32_t type = raw.file_a.mode & S_IFMT;
-    if (type == S_IFREG || type == S_IFBLK)
+    if (dc_is_file_data(raw.file_a.mode))
       ev.dir = info->dir;
   }
 

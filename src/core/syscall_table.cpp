@@ -2,6 +2,8 @@
 
 #include <sys/syscall.h>
 
+#include <algorithm>
+
 #include <vector>
 
 namespace dc {
@@ -229,6 +231,13 @@ std::span<const syscall_info> traced_syscalls()
 const syscall_info* find_syscall(uint32_t nr)
 {
   return nr < DC_MAX_SYSCALL_NR ? by_number()[nr] : nullptr;
+}
+
+const syscall_info* find_syscall(std::string_view name)
+{
+  auto all = traced_syscalls();
+  auto it = std::ranges::find(all, name, &syscall_info::name);
+  return it == all.end() ? nullptr : &*it;
 }
 
 }  // namespace dc

@@ -38,5 +38,7 @@ std::span<const syscall_info> traced_syscalls();
 
 // The entry for a syscall number, or nullptr when it is not traced.
 const syscall_info* find_syscall(uint32_t nr);
+// The entry for a syscall's kernel name ("fdatasync"), or nullptr when it is not traced.
+const syscall_info* find_syscall(std::string_view name);
 
 }  // namespace dc

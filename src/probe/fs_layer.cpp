@@ -1,4 +1,6 @@
-// The filesystem layer's loader (bpf/fs.bpf.c): nothing to configure beyond the shared maps.
+// The filesystem layer's loader (bpf/fs.bpf.c): the syscall numbers it tells apart come from the
+// syscall table.
+#include "core/syscall_table.h"
 #include "fs.skel.h"
 #include "probe/layers.h"
 #include "probe/skeleton_layer.h"
@@ -7,10 +9,26 @@ namespace dc {
 
 namespace {
 
-class fs_layer final : public skeleton_layer<fs_bpf, fs_bpf__open, fs_bpf__load, fs_bpf__destroy> {
+class fs_layer final : public DC_SKELETON_LAYER(fs) {
  public:
   std::string_view name() const override { return "fs"; }
   std::string_view category() const override { return "FS"; }
+
+ protected:
+  result<> before_load(fs_bpf& skel) override
+  {
+    skel.rodata->dc_nr_fdatasync = number_of("fdatasync");
+    skel.rodata->dc_nr_fallocate = number_of("fallocate");
+    return {};
+  }
+
+ private:
+  // An untraced call's number is one no system call has.
+  static uint32_t number_of(std::string_view name)
+  {
+    const syscall_info* s = find_syscall(name);
+    return s ? static_cast<uint32_t>(s->nr) : ~0u;
+  }
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 extern "C" {
@@ -42,12 +43,8 @@ int process_holder::on_record(void* ctx, void* data, size_t size)
   }
   // Attached or not, a held process always goes on: a failure costs its user-space events, never
   // the process.
-  if (auto attached = self->probes_.attach_process(r.tgid); !attached && kill(r.tgid, 0) == 0) {
-    if (self->failures_++ == 0) {
-      std::lock_guard lock(self->mutex_);
-      self->first_failure_ = attached.error().message;
-    }
-  }
+  if (auto attached = self->probes_.attach_process(r.tgid); !attached && kill(r.tgid, 0) == 0)
+    self->note_failure(attached.error().message);
   kill(static_cast<pid_t>(r.tgid), SIGCONT);
   return 0;
 }
@@ -56,8 +53,25 @@ void process_holder::loop()
 {
   // Holds wake this thread as they come (BPF_RB_FORCE_WAKEUP); the timeout only bounds the
   // time to notice stop().
-  while (!stopping_.load(std::memory_order_acquire)) ring_buffer__poll(ring_, 100);
-  ring_buffer__consume(ring_);
+  while (!stopping_.load(std::memory_order_acquire)) {
+    int polled = ring_buffer__poll(ring_, 100);
+    if (polled >= 0 || polled == -EINTR)
+      continue;
+    note_failure(std::string("cannot wait on the hold ring: ") + std::strerror(-polled));
+    // Holds are still taken, by reading the ring every 10 ms.
+    (void)ring_buffer__consume(ring_);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (int consumed = ring_buffer__consume(ring_); consumed < 0)
+    note_failure(std::string("cannot read the hold ring: ") + std::strerror(-consumed));
+}
+
+void process_holder::note_failure(std::string what)
+{
+  if (failures_++ == 0) {
+    std::lock_guard lock(mutex_);
+    first_failure_ = std::move(what);
+  }
 }
 
 void process_holder::stop()

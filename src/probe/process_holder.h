@@ -25,8 +25,8 @@ class process_holder {
 
   // Handles every hold still waiting (each held process is continued), then stops the thread.
   void stop();
-  // Processes whose probes could not be attached (they were continued all the same), and why
-  // the first one failed.
+  // Processes whose probes could not be attached (they were continued all the same), or
+  // failures to wait on the hold ring, and why the first one failed.
   uint64_t failures() const { return failures_.load(); }
   std::string first_failure() const;
 
@@ -34,6 +34,8 @@ class process_holder {
   explicit process_holder(user_probes& probes) : probes_(probes) {}
   static int on_record(void* ctx, void* data, size_t size);
   void loop();
+  // Counts a failure; the first one's message is kept.
+  void note_failure(std::string what);
 
   user_probes& probes_;
   ring_buffer* ring_ = nullptr;

@@ -130,7 +130,8 @@ result<> session::open_process_tracking(const session_options& options)
   maps_.profile_fd = bpf_map__fd(process_->maps.dc_profile);
   maps_.holds_fd = bpf_map__fd(process_->maps.dc_holds);
   maps_.hold_gate_fd = bpf_map__fd(process_->maps.dc_hold_gate);
-  set_hold_gate(maps_.hold_new);
+  if (auto gate = set_hold_gate(maps_.hold_new); !gate)
+    return gate;
   bpf_program* prog;
   bpf_object__for_each_program(prog, process_->obj)
   {
@@ -171,36 +172,41 @@ std::string session::hold_failures() const
          " new processes ran without their user-space probes: " + holder_->first_failure();
 }
 
-void session::set_hold_gate(bool open)
+result<> session::set_hold_gate(bool open)
 {
   uint32_t zero = 0, value = open ? 1 : 0;
-  bpf_map_update_elem(maps_.hold_gate_fd, &zero, &value, BPF_ANY);
+  if (bpf_map_update_elem(maps_.hold_gate_fd, &zero, &value, BPF_ANY) != 0)
+    return fail(std::string("cannot ") + (open ? "open" : "close") +
+                " the gate that holds new processes: " + std::strerror(errno));
+  return {};
 }
 
-void session::release_holds()
+result<> session::release_holds()
 {
   if (!holder_)
-    return;
+    return {};
   // No new holds, then continue every process still held: a program that saw the gate open
   // has submitted its record well within the pause (programs run for microseconds).
-  set_hold_gate(false);
+  auto closed = set_hold_gate(false);
   std::this_thread::sleep_for(std::chrono::milliseconds(10));
   holder_->stop();
+  return closed;
 }
 
 result<> session::detach()
 {
-  release_holds();
+  auto released = release_holds();
   for (const auto& l : layers_) l->detach();
   for (const auto& l : layers_)
     if (auto flushed = l->flush_stages(); !flushed)
       return flushed;
-  return {};
+  return released;
 }
 
 session::~session()
 {
-  release_holds();  // also on the way out of an error, before anything else goes
+  // Also on the way out of an error, before anything else goes; that error is the one reported.
+  (void)release_holds();
   holder_.reset();
   layers_.clear();
   for (bpf_link* l : process_links_) bpf_link__destroy(l);

@@ -60,9 +60,10 @@ class session {
  private:
   session() = default;
   result<> open_process_tracking(const session_options& options);
-  void set_hold_gate(bool open);
-  // Stops holding new processes and continues every one still held (idempotent).
-  void release_holds();
+  result<> set_hold_gate(bool open);
+  // Stops holding new processes and continues every one still held (idempotent); the error
+  // says the gate could not be closed (processes forking later may stay stopped).
+  result<> release_holds();
 
   process_bpf* process_ = nullptr;
   user_probes* user_probes_ = nullptr;  // owned by layers_

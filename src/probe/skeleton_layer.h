@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "probe/layer.h"
 
@@ -43,6 +44,22 @@ class skeleton_layer : public Base {
 
  private:
   Skel* skel_ = nullptr;
+};
+
+// The skeleton_layer of bpf/<name>.bpf.c's skeleton (<name>.skel.h).
+#define DC_SKELETON_LAYER(name) \
+  skeleton_layer<name##_bpf, name##_bpf__open, name##_bpf__load, name##_bpf__destroy>
+
+// A layer whose loader adds nothing to the shared part: a name and a category are all it is.
+template <class Skeleton>
+class plain_layer final : public Skeleton {
+ public:
+  plain_layer(std::string_view name, std::string_view category) : name_(name), category_(category) {}
+  std::string_view name() const override { return name_; }
+  std::string_view category() const override { return category_; }
+
+ private:
+  std::string_view name_, category_;
 };
 
 }  // namespace dc
