@@ -1,0 +1,46 @@
+// The "files" section: Darshan's POSIX counters per file, computed from the POSIX layer's
+// events (our system calls and DFTracer's POSIX wrappers). Each process's file calls are kept
+// (a few dozen bytes each) until the section is needed, then sorted by start time and replayed
+// through Darshan's rules (analyze/posix_replay.h), so threads whose lines interleave out of
+// call order, and a process whose lines were added by several accumulators then merged, give
+// the counters of the process's actual call order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
+
+#include "analyze/darshan_record.h"
+#include "analyze/posix_replay.h"
+#include "analyze/record.h"
+#include "core/result.h"
+
+namespace dc::analyze {
+
+using process_key = std::pair<uint64_t, uint64_t>;  // (hhash, pid)
+
+struct file_counters {
+  std::map<process_key, std::vector<posix_op>> pending;  // calls not yet replayed
+  // Replayed: per process and file (partials carry these; the report reduces them per file).
+  std::map<process_key, std::map<uint64_t, darshan_record>> replayed;
+  int64_t start_us = 0;  // the earliest event: Darshan's timestamps are seconds after it
+
+  void add(const record& r);
+  void merge(const file_counters& other);
+  nlohmann::json partial() const;
+  static dc::result<file_counters> from_partial(const nlohmann::json& j);
+  // [{"file","module":"POSIX","processes","counters","fcounters","small_ops","unknown_offset_ops"}],
+  // the files with most bytes first; sockets, pipes and other pseudo files are left out.
+  nlohmann::json report(const name_map& names) const;
+
+  // Every process's calls replayed (what partial and report use).
+  std::map<process_key, std::map<uint64_t, darshan_record>> settled() const;
+};
+
+// Whether a name is a file a Darshan record would exist for (not "socket:[..]", "pipe:[..]",
+// "anon_inode:..": the names /proc and the tracer give to pseudo files).
+bool is_pseudo_file(std::string_view name);
+
+}  // namespace dc::analyze
