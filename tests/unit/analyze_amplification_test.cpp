@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "analyze/amplification.h"
+#include "analyze/counter_sections.h"
 #include "analyze/network.h"
 #include "analyze/page_cache.h"
 #include "unit/analyze_lines.h"
@@ -214,6 +215,26 @@ TEST(AnalyzeNetwork, BytesCallsAndConnections)
   auto back = network::from_partial(acc.partial());
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->report(names()), j);
+}
+
+TEST(AnalyzeCounterSections, AllFourSectionsThroughOnePartial)
+{
+  counter_sections all;
+  auto lines = workload();
+  lines.push_back(cache_line(10, 1, {1, 2, 3, 4, 5, 6, 7}));
+  lines.push_back(net("send", 10, 100, 80));
+  test::feed(all, lines);
+  auto j = all.report(names());
+  EXPECT_EQ(j["amplification"]["total"]["SYS_R"], 6);
+  EXPECT_EQ(j["page_cache"]["hits"], 1);
+  EXPECT_EQ(j["network"]["bytes_sent"], 100);
+  EXPECT_EQ(j["files"].size(), 4u);  // POSIX calls on /data/x, /dev/nvme0n1, /dev/shm/seg, /dev/null
+  auto back = counter_sections::from_partial(nlohmann::json::parse(all.partial().dump()));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->report(names()), j);
+  auto missing = counter_sections::from_partial({{"files", nlohmann::json::object()}});
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().message.find("missing"), std::string::npos);
 }
 
 }  // namespace
