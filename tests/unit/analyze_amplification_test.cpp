@@ -3,6 +3,7 @@
 
 #include "analyze/amplification.h"
 #include "analyze/counter_sections.h"
+#include "analyze/counters_text.h"
 #include "analyze/network.h"
 #include "analyze/page_cache.h"
 #include "unit/analyze_lines.h"
@@ -232,6 +233,17 @@ TEST(AnalyzeCounterSections, AllFourSectionsThroughOnePartial)
   auto back = counter_sections::from_partial(nlohmann::json::parse(all.partial().dump()));
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->report(names()), j);
+  j["diagnostics"] = {{{"rule", "small_io"}, {"severity", "warning"}, {"message", "most ops small"}}};
+  std::string text = counters_text(j);
+  EXPECT_NE(text.find("/data/x"), std::string::npos) << text;
+  EXPECT_NE(text.find("(run)                         6        2        1        1        3        2    2.73"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("MinIO"), std::string::npos);
+  EXPECT_NE(text.find("page cache: hits 1, misses 2, hit ratio 0.33, written back 6, evicted 7"),
+            std::string::npos);
+  EXPECT_NE(text.find("network: sent 100 bytes in 1 calls"), std::string::npos);
+  EXPECT_NE(text.find("[warning] small_io: most ops small"), std::string::npos);
   auto missing = counter_sections::from_partial({{"files", nlohmann::json::object()}});
   ASSERT_FALSE(missing.has_value());
   EXPECT_NE(missing.error().message.find("missing"), std::string::npos);
