@@ -144,6 +144,7 @@ void darshan_record::merge(const darshan_record& o)
   add_counts(strides, o.strides);
   ops_under_4k += o.ops_under_4k;
   unknown_offset_ops += o.unknown_offset_ops;
+  out_of_order_ops += o.out_of_order_ops;
 }
 
 nlohmann::json darshan_record::partial() const
@@ -153,7 +154,8 @@ nlohmann::json darshan_record::partial() const
           {"access", counts_json(access_sizes)},
           {"stride", counts_json(strides)},
           {"small", ops_under_4k},
-          {"unknown_offset", unknown_offset_ops}};
+          {"unknown_offset", unknown_offset_ops},
+          {"out_of_order", out_of_order_ops}};
 }
 
 dc::result<darshan_record> darshan_record::from_partial(const nlohmann::json& j)
@@ -182,6 +184,7 @@ dc::result<darshan_record> darshan_record::from_partial(const nlohmann::json& j)
   r.strides = std::move(*stride);
   r.ops_under_4k = j.value("small", int64_t{0});
   r.unknown_offset_ops = j.value("unknown_offset", int64_t{0});
+  r.out_of_order_ops = j.value("out_of_order", int64_t{0});
   return r;
 }
 

@@ -78,6 +78,7 @@ struct darshan_record {
   // file offset the trace could not establish (their SEQ/CONSEC/STRIDE/MAX_BYTE are not counted).
   int64_t ops_under_4k = 0;
   int64_t unknown_offset_ops = 0;
+  int64_t out_of_order_ops = 0;  // replayed after a later call of the process (see process_stream)
 
   // Darshan's reduction of a shared file's records: sums, max of MAX_BYTE, earliest non-zero
   // start and latest end timestamps, summed times, the slowest call with its size.

@@ -58,14 +58,17 @@ void file_counters::add(const record& r)
     op.offset = r.arg("offset").value_or(-1);
   if ((op.kind == posix_kind::read || op.kind == posix_kind::write) && !op.has_ret)
     return;  // no byte count: nothing Darshan could count
-  pending[{r.hhash, r.pid}].push_back(op);
+  streams[{r.hhash, r.pid}].push(op);
 }
 
 void file_counters::merge(const file_counters& other)
 {
-  for (const auto& [key, ops] : other.pending) {
-    auto& into = pending[key];
-    into.insert(into.end(), ops.begin(), ops.end());
+  for (const auto& [key, stream] : other.streams) {
+    if (!streams.contains(key) && !replayed.contains(key)) {
+      streams.emplace(key, stream);
+      continue;
+    }
+    for (const auto& [fhash, rec] : stream.records()) replayed[key][fhash].merge(rec);
   }
   for (const auto& [key, files] : other.replayed)
     for (const auto& [fhash, rec] : files) replayed[key][fhash].merge(rec);
@@ -76,10 +79,8 @@ void file_counters::merge(const file_counters& other)
 std::map<process_key, std::map<uint64_t, darshan_record>> file_counters::settled() const
 {
   auto out = replayed;
-  for (const auto& [key, ops] : pending) {
-    std::vector<posix_op> copy = ops;
-    replay_process(copy, out[key]);
-  }
+  for (const auto& [key, stream] : streams)
+    for (const auto& [fhash, rec] : stream.records()) out[key][fhash].merge(rec);
   return out;
 }
 
@@ -147,6 +148,7 @@ nlohmann::json file_counters::report(const name_map& names) const
     j["processes"] = processes[fhash].size();
     j["small_ops"] = r.ops_under_4k;
     j["unknown_offset_ops"] = r.unknown_offset_ops;
+    j["out_of_order_ops"] = r.out_of_order_ops;
     out.push_back(std::move(j));
   }
   return out;

@@ -1,9 +1,8 @@
 // The "files" section: Darshan's POSIX counters per file, computed from the POSIX layer's
-// events (our system calls and DFTracer's POSIX wrappers). Each process's file calls are kept
-// (a few dozen bytes each) until the section is needed, then sorted by start time and replayed
-// through Darshan's rules (analyze/posix_replay.h), so threads whose lines interleave out of
-// call order, and a process whose lines were added by several accumulators then merged, give
-// the counters of the process's actual call order.
+// events (our system calls and DFTracer's POSIX wrappers). Each process's file calls go
+// through a process_stream (analyze/posix_replay.h): put back in call order within a window,
+// then replayed through Darshan's rules as the lines arrive, so memory stays bounded by the
+// window per process, not by the trace.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +21,9 @@ namespace dc::analyze {
 using process_key = std::pair<uint64_t, uint64_t>;  // (hhash, pid)
 
 struct file_counters {
-  std::map<process_key, std::vector<posix_op>> pending;  // calls not yet replayed
-  // Replayed: per process and file (partials carry these; the report reduces them per file).
+  std::map<process_key, process_stream> streams;  // processes whose lines this accumulator read
+  // Replayed counters per process and file: from partials, and from merged accumulators (a
+  // process read by two accumulators is reduced as Darshan reduces two ranks' records).
   std::map<process_key, std::map<uint64_t, darshan_record>> replayed;
   int64_t start_us = 0;  // the earliest event: Darshan's timestamps are seconds after it
 
@@ -31,11 +31,12 @@ struct file_counters {
   void merge(const file_counters& other);
   nlohmann::json partial() const;
   static dc::result<file_counters> from_partial(const nlohmann::json& j);
-  // [{"file","module":"POSIX","processes","counters","fcounters","small_ops","unknown_offset_ops"}],
-  // the files with most bytes first; sockets, pipes and other pseudo files are left out.
+  // [{"file","module":"POSIX","processes","counters","fcounters","small_ops","unknown_offset_ops",
+  //   "out_of_order_ops"}], the files with most bytes first; sockets, pipes and other pseudo
+  // files are left out.
   nlohmann::json report(const name_map& names) const;
 
-  // Every process's calls replayed (what partial and report use).
+  // Every process's counters, its pending calls replayed (what partial and report use).
   std::map<process_key, std::map<uint64_t, darshan_record>> settled() const;
 };
 

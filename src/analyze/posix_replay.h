@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <span>
@@ -38,7 +39,62 @@ struct posix_op {
   bool has_ret = true;  // DFTracer's stat wrappers carry no return value
 };
 
-// Replays `ops` (sorted here by start time, thread, id) and adds each file's counters into `out`.
-void replay_process(std::vector<posix_op>& ops, std::map<uint64_t, darshan_record>& out);
+// Darshan's runtime state of one process: its descriptors and, per file, the record and the
+// last byte read and written, the last operation's kind and the ends of the last timed calls.
+class process_replay {
+ public:
+  void apply(const posix_op& op, bool late = false);  // late: replayed after a later call
+  // Adds each file's counters into `out`.
+  void add_records_to(std::map<uint64_t, darshan_record>& out) const;
+
+ private:
+  struct description {
+    std::optional<int64_t> pos;  // the file position, when the trace establishes it
+    uint32_t fds = 0;            // descriptors sharing it; 0: free for reuse
+  };
+  struct open_fd {
+    uint64_t fhash;
+    size_t desc;
+  };
+  struct file_state {
+    darshan_record rec;
+    int64_t last_byte_read = 0, last_byte_written = 0;
+    int last_io = 0;  // 0 none, 1 read, 2 write
+    int64_t last_read_end = 0, last_write_end = 0, last_meta_end = 0;
+  };
+
+  size_t new_desc(std::optional<int64_t> pos);
+  void bind(int32_t fd, uint64_t fhash, size_t desc);  // fd now refers to desc
+  void unbind(int32_t fd);
+  open_fd& fd_of(const posix_op& op);
+  void data(const posix_op& op, file_state& f, int64_t tm1, int64_t tm2);
+
+  std::unordered_map<uint64_t, file_state> files_;
+  std::unordered_map<int32_t, open_fd> fds_;
+  std::vector<description> descs_;
+  std::vector<size_t> free_descs_;
+};
+
+// One process's calls in call order: lines arrive in each thread's order but threads' lines
+// interleave late (the kernel hands records over in per-thread batches), so each thread's
+// calls wait in its queue and the earliest head (by start time, thread, id) is replayed when
+// more than `window` calls wait, or at flush. A call that arrives after a later one was
+// replayed (its thread's batch came more than a window late) is replayed at once and counted in
+// its file's out_of_order_ops.
+struct process_stream {
+  static constexpr size_t window = 1 << 16;
+  std::map<uint32_t, std::deque<posix_op>> queues;  // by thread
+  size_t waiting = 0;
+  process_replay replay;
+  bool replayed_any = false;
+  posix_op last{};  // the last call replayed
+
+  void push(const posix_op& op);
+  void flush();
+  std::map<uint64_t, darshan_record> records() const;  // flushed on a copy
+
+ private:
+  void replay_next();
+};
 
 }  // namespace dc::analyze
