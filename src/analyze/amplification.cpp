@@ -166,7 +166,11 @@ void amplification::add(const record& r)
   uint64_t bytes = 0;
   if (r.cat == "POSIX") {
     layer = layer_posix;
-    dir = posix_direction(r.name);
+    if (r.name != last_posix_name) {
+      last_posix_name = r.name;
+      last_posix_dir = posix_direction(r.name);
+    }
+    dir = last_posix_dir;
     if (r.fhash == 0)  // the tracer counts only calls on a file it could name
       return;
     bytes = static_cast<uint64_t>(std::max<int64_t>(0, r.arg(counter ? "bytes" : "ret").value_or(0)));

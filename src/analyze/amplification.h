@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "analyze/record.h"
+#include "core/event.h"
 #include "core/result.h"
 
 namespace dc::analyze {
@@ -43,6 +44,10 @@ struct amplification {
   std::map<std::pair<process_key, uint64_t>, layer_flows> flows;
   std::map<process_key, std::string> systems;   // the process_name line's "system" label
   std::map<process_key, std::string> commands;  // the process_name line's name
+
+  // The previous POSIX line's operation and its direction: names repeat, comparing beats hashing.
+  std::string last_posix_name;
+  io_dir last_posix_dir = io_dir::none;
 
   void add(const record& r);
   void merge(const amplification& other);

@@ -29,7 +29,11 @@ void file_counters::add(const record& r)
     start_us = r.ts_us;
   if (r.ph != phase::complete || r.cat != "POSIX" || r.fhash == 0)
     return;
-  auto kind = posix_kind_of(r.name);
+  if (r.name != last_name) {
+    last_name = r.name;
+    last_kind = posix_kind_of(r.name);
+  }
+  auto kind = last_kind;
   if (!kind)
     return;
   posix_op op;

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -38,6 +40,10 @@ struct file_counters {
 
   // Every process's counters, its pending calls replayed (what partial and report use).
   std::map<process_key, std::map<uint64_t, darshan_record>> settled() const;
+
+  // The previous line's operation and its kind: names repeat, and comparing beats hashing.
+  std::string last_name;
+  std::optional<posix_kind> last_kind;
 };
 
 // Whether a name is a file a Darshan record would exist for (not "socket:[..]", "pipe:[..]",
