@@ -64,6 +64,53 @@ double covered_s(std::vector<std::pair<int64_t, int64_t>> v)
   return static_cast<double>(total) / 1e6;
 }
 
+// The workload's counters.dat, as Darshan's rules count the calls darshan_workload.c makes.
+std::map<std::string, int64_t> expected_counters()
+{
+  return {{"OPENS", 2},
+          {"DUPS", 1},
+          {"READS", 11},
+          {"WRITES", 5},
+          {"SEEKS", 1},
+          {"STATS", 2},
+          {"MMAPS", 1},
+          {"FSYNCS", 1},
+          {"FDSYNCS", 1},
+          {"BYTES_READ", 5846},
+          {"BYTES_WRITTEN", 16484},
+          {"MAX_BYTE_READ", 14511},
+          {"MAX_BYTE_WRITTEN", 20099},
+          {"CONSEC_READS", 3},
+          {"CONSEC_WRITES", 3},
+          {"SEQ_READS", 8},
+          {"SEQ_WRITES", 4},
+          {"RW_SWITCHES", 3},
+          {"SIZE_READ_0_100", 4},
+          {"SIZE_READ_100_1K", 7},
+          {"SIZE_READ_1K_10K", 0},
+          {"SIZE_WRITE_0_100", 1},
+          {"SIZE_WRITE_100_1K", 0},
+          {"SIZE_WRITE_1K_10K", 4},
+          {"SIZE_WRITE_10K_100K", 0},
+          {"SIZE_WRITE_1G_PLUS", 0},
+          {"ACCESS1_ACCESS", 4096},
+          {"ACCESS1_COUNT", 4},
+          {"ACCESS2_ACCESS", 1000},
+          {"ACCESS2_COUNT", 4},
+          {"ACCESS3_ACCESS", 100},
+          {"ACCESS3_COUNT", 4},
+          {"ACCESS4_ACCESS", 512},
+          {"ACCESS4_COUNT", 3},
+          {"STRIDE1_STRIDE", 900},
+          {"STRIDE1_COUNT", 2},
+          {"STRIDE2_STRIDE", 11488},
+          {"STRIDE2_COUNT", 1},
+          {"STRIDE3_STRIDE", 4000},
+          {"STRIDE3_COUNT", 1},
+          {"STRIDE4_STRIDE", 3616},
+          {"STRIDE4_COUNT", 1}};
+}
+
 TEST_F(runtime_test, DarshanCountersOfAControlledWorkloadAreExact)
 {
   auto run = trace_command(dir, std::string(DARSHAN_WORKLOAD_BIN) + " " + shell_quote(dir.path));
@@ -75,48 +122,7 @@ TEST_F(runtime_test, DarshanCountersOfAControlledWorkloadAreExact)
   std::string path = dir / "counters.dat";
   nlohmann::json f = file_entry(files, path);
   ASSERT_FALSE(f.is_null()) << "no counters for " << path;
-  const std::map<std::string, int64_t> expected = {{"OPENS", 2},
-                                                   {"DUPS", 1},
-                                                   {"READS", 11},
-                                                   {"WRITES", 5},
-                                                   {"SEEKS", 1},
-                                                   {"STATS", 2},
-                                                   {"MMAPS", 1},
-                                                   {"FSYNCS", 1},
-                                                   {"FDSYNCS", 1},
-                                                   {"BYTES_READ", 5846},
-                                                   {"BYTES_WRITTEN", 16484},
-                                                   {"MAX_BYTE_READ", 14511},
-                                                   {"MAX_BYTE_WRITTEN", 20099},
-                                                   {"CONSEC_READS", 3},
-                                                   {"CONSEC_WRITES", 3},
-                                                   {"SEQ_READS", 8},
-                                                   {"SEQ_WRITES", 4},
-                                                   {"RW_SWITCHES", 3},
-                                                   {"SIZE_READ_0_100", 4},
-                                                   {"SIZE_READ_100_1K", 7},
-                                                   {"SIZE_READ_1K_10K", 0},
-                                                   {"SIZE_WRITE_0_100", 1},
-                                                   {"SIZE_WRITE_100_1K", 0},
-                                                   {"SIZE_WRITE_1K_10K", 4},
-                                                   {"SIZE_WRITE_10K_100K", 0},
-                                                   {"SIZE_WRITE_1G_PLUS", 0},
-                                                   {"ACCESS1_ACCESS", 4096},
-                                                   {"ACCESS1_COUNT", 4},
-                                                   {"ACCESS2_ACCESS", 1000},
-                                                   {"ACCESS2_COUNT", 4},
-                                                   {"ACCESS3_ACCESS", 100},
-                                                   {"ACCESS3_COUNT", 4},
-                                                   {"ACCESS4_ACCESS", 512},
-                                                   {"ACCESS4_COUNT", 3},
-                                                   {"STRIDE1_STRIDE", 900},
-                                                   {"STRIDE1_COUNT", 2},
-                                                   {"STRIDE2_STRIDE", 11488},
-                                                   {"STRIDE2_COUNT", 1},
-                                                   {"STRIDE3_STRIDE", 4000},
-                                                   {"STRIDE3_COUNT", 1},
-                                                   {"STRIDE4_STRIDE", 3616},
-                                                   {"STRIDE4_COUNT", 1}};
+  const auto expected = expected_counters();
   for (const auto& [name, value] : expected) EXPECT_EQ(f["counters"]["POSIX_" + name], value) << name;
   EXPECT_EQ(f["small_ops"], 12);
   EXPECT_EQ(f["unknown_offset_ops"], 0);
@@ -237,6 +243,34 @@ TEST_F(runtime_test, AmplificationAndPageCacheEqualTheRunsOwnSummary)
     EXPECT_EQ(pc["pages_written_back"], s["page_cache"]["pages_written_back"]);
     EXPECT_EQ(pc["pages_evicted"], s["page_cache"]["pages_evicted"]);
   }
+}
+
+TEST_F(runtime_test, TheAnalyzeCommandReportsTheSameCountersAndAmplification)
+{
+  auto run = trace_command(dir, std::string(DARSHAN_WORKLOAD_BIN) + " " + shell_quote(dir.path));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::string json = dir / "report.json", partial = dir / "part.json", merged = dir / "merged.json";
+  ASSERT_EQ(run_shell(std::string(DATACRUMBS_BIN) + " analyze " + shell_quote(dir / "trace.pfw.gz") +
+                      " --json " + shell_quote(json) + " --partial " + shell_quote(partial) + " > /dev/null"),
+            0);
+  ASSERT_EQ(run_shell(std::string(DATACRUMBS_BIN) + " analyze --merge " + shell_quote(partial) + " --json " +
+                      shell_quote(merged) + " > /dev/null"),
+            0);
+  auto report = nlohmann::json::parse(read_file(json));
+  nlohmann::json f = file_entry(report["files"], dir / "counters.dat");
+  ASSERT_FALSE(f.is_null());
+  for (const auto& [name, value] : expected_counters())
+    EXPECT_EQ(f["counters"]["POSIX_" + name], value) << name;
+  const auto& bytes = run.summary["amplification"]["bytes"];
+  EXPECT_EQ(report["amplification"]["total"]["sys_write_bytes"], bytes["POSIX"]["write"]);
+  EXPECT_EQ(report["amplification"]["total"]["blk_write_bytes"], bytes["BLOCK"]["write"]);
+  EXPECT_EQ(report["amplification"]["total"]["W_AMP"], run.summary["amplification"]["write"]);
+  EXPECT_EQ(report["page_cache"]["hits"], run.summary["page_cache"]["hits"]);
+  EXPECT_TRUE(report["diagnostics"].is_array());
+  // The partial merges back to the same sections.
+  auto again = nlohmann::json::parse(read_file(merged));
+  for (const char* section : {"files", "amplification", "page_cache", "network", "diagnostics"})
+    EXPECT_EQ(again[section], report[section]) << section;
 }
 
 }  // namespace
