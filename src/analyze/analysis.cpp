@@ -1,5 +1,7 @@
 #include "analyze/analysis.h"
 
+#include "analyze/diagnostics.h"
+
 namespace dc::analyze {
 
 void analysis::merge(const analysis& o)
@@ -9,6 +11,7 @@ void analysis::merge(const analysis& o)
   run.merge(o.run);
   layers.merge(o.layers);
   timeline.merge(o.timeline);
+  counters.merge(o.counters);
 }
 
 nlohmann::json analysis::partial() const
@@ -18,7 +21,8 @@ nlohmann::json analysis::partial() const
           {"names", names.partial()},
           {"run", run.partial()},
           {"layers", layers.partial()},
-          {"timeline", timeline.partial()}};
+          {"timeline", timeline.partial()},
+          {"counters", counters.partial()}};
 }
 
 dc::result<analysis> analysis::from_partial(const nlohmann::json& j)
@@ -39,7 +43,8 @@ dc::result<analysis> analysis::from_partial(const nlohmann::json& j)
                  section("names", a.names, names_section::from_partial),
                  section("run", a.run, run_section::from_partial),
                  section("layers", a.layers, layers_section::from_partial),
-                 section("timeline", a.timeline, timeline_section::from_partial)})
+                 section("timeline", a.timeline, timeline_section::from_partial),
+                 section("counters", a.counters, counter_sections::from_partial)})
     if (!r)
       return std::unexpected(r.error());
   return a;
@@ -50,19 +55,22 @@ nlohmann::json analysis::report(uint64_t bin_ms) const
   const name_map& n = names.names;
   nlohmann::json layer_json = layers.report(n, run.wall_s());
   nlohmann::json time_json = timeline.report(n, run, bin_ms);
-  return {{"version", report_version},
-          {"inputs", inputs.report()},
-          {"run", run.report(n)},
-          {"layers", layer_json["layers"]},
-          {"layer_time", layer_json["layer_time"]},
-          {"files", nlohmann::json::array()},
-          {"amplification", nlohmann::json::object()},
-          {"page_cache", nlohmann::json::object()},
-          {"network", nlohmann::json::object()},
-          {"diagnostics", nlohmann::json::array()},
-          {"snapshots", nlohmann::json::object()},
-          {"timeseries", time_json["timeseries"]},
-          {"heatmap", time_json["heatmap"]}};
+  nlohmann::json j = {{"version", report_version},
+                      {"inputs", inputs.report()},
+                      {"run", run.report(n)},
+                      {"layers", layer_json["layers"]},
+                      {"layer_time", layer_json["layer_time"]},
+                      {"files", nlohmann::json::array()},
+                      {"amplification", nlohmann::json::object()},
+                      {"page_cache", nlohmann::json::object()},
+                      {"network", nlohmann::json::object()},
+                      {"diagnostics", nlohmann::json::array()},
+                      {"snapshots", nlohmann::json::object()},
+                      {"timeseries", time_json["timeseries"]},
+                      {"heatmap", time_json["heatmap"]}};
+  j.update(counters.report(n));
+  j["diagnostics"] = diagnose(j);
+  return j;
 }
 
 }  // namespace dc::analyze

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "analyze/counter_sections.h"
 #include "analyze/inputs_section.h"
 #include "analyze/layers_section.h"
 #include "analyze/names_section.h"
@@ -24,7 +25,8 @@ struct analysis {
   run_section run;
   layers_section layers;
   timeline_section timeline;
-  // Hook: the files/amplification/page_cache/network/diagnostics/snapshots accumulators.
+  counter_sections counters;  // files, amplification, page_cache, network (diagnostics: in report)
+  // Hook: the snapshots accumulator.
 
   void add(const record& r)
   {
@@ -32,6 +34,7 @@ struct analysis {
     run.add(r);
     layers.add(r);
     timeline.add(r);
+    counters.add(r);
   }
   void end_file() { layers.end_file(); }
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "analyze/analysis.h"
+#include "analyze/counters_text.h"
 
 namespace dc::analyze {
 
@@ -90,6 +91,7 @@ std::string text_report(const nlohmann::json& r)
     out += fmt("; heat map: %zu processes × %llu bins of %s bytes", hm["rows"].size(), u(hm["bins"]),
                hm["layer"].get<std::string>().c_str());
   out += " (in --json)\n";
+  out += "\n" + counters_text(r);
   return out;
 }
 

@@ -1,0 +1,41 @@
+// Trace lines for the analyze accumulators' tests: an owning line that lends a dc::analyze::record,
+// built by hand (unit tests) or from a parsed trace line (runtime tests).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analyze/record.h"
+
+namespace dc::test {
+
+struct trace_line {
+  analyze::phase ph = analyze::phase::complete;
+  std::string name, cat;
+  uint64_t pid = 1, tid = 1;
+  int64_t ts_us = 0, dur_us = 0, id = 0;
+  uint64_t hhash = 7, fhash = 0;
+  std::vector<std::pair<std::string, int64_t>> args;
+  std::vector<std::pair<std::string, std::string>> texts;
+
+  // The record view; valid while this line and `storage` live.
+  analyze::record view(std::vector<analyze::record_arg>& arg_storage,
+                       std::vector<analyze::record_text>& text_storage) const;
+};
+
+// Feeds lines to an accumulator in order.
+template <class Acc>
+void feed(Acc& acc, const std::vector<trace_line>& lines)
+{
+  std::vector<analyze::record_arg> a;
+  std::vector<analyze::record_text> t;
+  for (const auto& l : lines) acc.add(l.view(a, t));
+}
+
+// A parsed trace line (ours or DFTracer's) as a trace_line; FH/HH lines also fill `names`.
+trace_line line_from_json(const nlohmann::json& j, analyze::name_map& names);
+
+}  // namespace dc::test
