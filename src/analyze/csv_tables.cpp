@@ -110,7 +110,9 @@ json long_series(const json& section, const json& groups, const char* group_colu
       r["start_us"] = start_us + static_cast<int64_t>(i) * bin_us;
       r["end_us"] = start_us + static_cast<int64_t>(i + 1) * bin_us;
       for (const auto& [key, values] : series.items())
-        if (values.is_array() && i < values.size())
+        if (!values.is_array())
+          r[key] = values;  // the row's own facts (a heat-map row's host, pid, rank)
+        else if (i < values.size())
           r[key] = values[i];
       out.push_back(std::move(r));
     }
@@ -125,6 +127,7 @@ json heatmap_groups(const json& heatmap)
   for (const json& row : member(heatmap, "rows")) {
     json series = row;
     series.erase("process");
+    series["layer"] = member(heatmap, "layer");  // the layer whose bytes the map shows
     groups[member(row, "process").is_string() ? member(row, "process").get<std::string>() : row.dump()] =
         series;
   }
@@ -205,7 +208,9 @@ dc::result<> write_report_tables(const json& report, const std::string& dir)
       {"layers.csv",
        member(report, "layers"),
        {{"layer", "op", "count", "bytes", "time_us", "ops_per_s", "mb_per_s"}, {}}},
-      {"layer_time.csv", member(report, "layer_time"), {{"layer", "time_us", "unoverlapped_us"}, {}}},
+      {"layer_time.csv",
+       member(report, "layer_time"),
+       {{"layer", "time_us", "unoverlapped_us", "top_level_us", "count", "bytes"}, {}}},
       {"amplification.csv",
        member(amplification, "systems"),
        {{"system", "R_AMP", "W_AMP", "SYS_R", "SYS_W", "VFS_R", "VFS_W", "BLK_R", "BLK_W"}, {}}},
@@ -221,7 +226,7 @@ dc::result<> write_report_tables(const json& report, const std::string& dir)
        {{"layer", "bin", "start_us", "end_us", "bytes", "ops"}, {}}},
       {"heatmap.csv",
        long_series(member(report, "heatmap"), heatmap_groups(member(report, "heatmap")), "process"),
-       {{"process", "bin", "start_us", "end_us", "bytes"}, {}}},
+       {{"process", "host", "pid", "rank", "layer", "bin", "start_us", "end_us", "bytes"}, {}}},
       {"diagnostics.csv", member(report, "diagnostics"), {{"rule", "severity", "message"}, {}}},
       {"snapshots/system.csv", system, {{"host"}, {}}},
       {"snapshots/block_devices.csv", expand(system, "block_devices", {"host"}), {{"host", "name"}, {}}},

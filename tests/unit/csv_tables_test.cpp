@@ -121,6 +121,10 @@ TEST_F(csv_tables_test, timeseries_and_heatmap_are_long_one_row_per_bin)
   ASSERT_EQ(hm.size(), 3u);
   EXPECT_EQ(hm[1]["process"], "node1:42 (rank 0)");
   EXPECT_EQ(hm[1]["bytes"], "36864");
+  EXPECT_EQ(hm[1]["pid"], "42");
+  EXPECT_EQ(hm[1]["rank"], "0");
+  EXPECT_EQ(hm[1]["layer"], "POSIX");
+  EXPECT_EQ(hm[2]["end_us"], "1300000");
 }
 
 TEST_F(csv_tables_test, diagnostics_keep_their_evidence)
