@@ -36,16 +36,19 @@ PY
 }
 
 # parse_bench_args HELP_LINES COUNT_NAME ARGS...: the options every benchmark takes. Sets
-# write_doc (--write-doc) and rounds (--rounds R, keeping the caller's default), prints the
+# write_doc (--write-doc), quick (--quick: a CI-sized run, for scripts that have one) and
+# rounds (--rounds R, keeping the caller's default), prints the
 # script's header lines 2..HELP_LINES for -h, and puts the one positional argument into the
 # variable named COUNT_NAME (none allowed when COUNT_NAME is empty).
 parse_bench_args() {
   local help_lines="$1" count_name="$2"
   shift 2
   write_doc=0
+  quick=0
   while (($#)); do
     case "$1" in
       --write-doc) write_doc=1 ;;
+      --quick) quick=1 ;;
       --rounds) rounds="${2:?--rounds needs a value}"; shift ;;
       -h | --help) sed -n "2,${help_lines}s/^# \{0,1\}//p" "$0"; exit 0 ;;
       *)

@@ -124,6 +124,7 @@ struct open_file {
   file_reader reader;
   uint64_t pos = 0;     // gzip: where the next member starts
   bool resync = false;  // after corrupt data: the next piece's start is taken as a member start
+  bool begun = false;   // sink.begin_file called
 };
 
 struct in_flight {
@@ -276,6 +277,11 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
     in_flight item = std::move(queue.front());
     queue.pop_front();
     open_file& f = *item.file;
+    if (!f.begun) {
+      f.begun = true;
+      if (sink.begin_file)
+        sink.begin_file(f.path);
+    }
     if (item.end_of_file) {
       if (f.source.gzip() && f.pos < f.source.size() && !f.resync)
         stream(f, f.source.size());

@@ -20,6 +20,9 @@ struct reader_options {
 struct record_sink {
   std::function<void(const record&)> add;
   std::function<void()> end_file;  // after each file's last record; may be empty
+  // Before each readable file's first record, with its path (a per-file output names its
+  // files after it); may be empty.
+  std::function<void(const std::string&)> begin_file = {};
 };
 
 // Trace files named by PATHs: files as given, directories searched recursively for *.pfw and

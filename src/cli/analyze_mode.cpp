@@ -5,8 +5,11 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include "analyze/analysis.h"
+#include "analyze/csv_events.h"
+#include "analyze/csv_tables.h"
 #include "analyze/trace_reader.h"
 #include "sink/gzip_members.h"
 
@@ -70,10 +73,16 @@ result<analyze::analysis> merge_partials(const std::vector<std::string>& paths)
 
 result<int> run_analyze(const analyze_options& o)
 {
-  if (!o.csv_dir.empty() || !o.html_path.empty())
-    // Hook: the CSV and HTML renderers (issue 12) take the report JSON.
-    return fail("--csv and --html are not in this build yet", 2);
+  if (!o.html_path.empty())
+    // Hook: the HTML renderer (issue 12) takes the report JSON.
+    return fail("--html is not in this build yet", 2);
+  if (!o.csv_dir.empty())
+    if (auto made = analyze::make_directory(o.csv_dir); !made)
+      return std::unexpected(made.error());
   analyze::analysis all;
+  // --csv's per-event tables, written as the records stream by (not from partials: they hold none).
+  std::optional<analyze::event_csv_writer> events_csv;
+  std::optional<dc::error> csv_error;
   if (o.merge) {
     auto merged = merge_partials(o.inputs);
     if (!merged)
@@ -83,8 +92,26 @@ result<int> run_analyze(const analyze_options& o)
     all.inputs.print = true;
     std::vector<std::string> files = analyze::expand_inputs(o.inputs, all.inputs);
     analyze::reader_options ro{o.threads, o.progress && isatty(STDERR_FILENO)};
-    analyze::record_sink sink{[&](const analyze::record& r) { all.add(r); }, [&] { all.end_file(); }};
+    if (!o.csv_dir.empty())
+      events_csv.emplace(o.csv_dir, all.names.names);
+    analyze::record_sink sink{[&](const analyze::record& r) {
+                                all.add(r);  // names first: the CSV row resolves its hashes
+                                if (events_csv)
+                                  events_csv->add(r);
+                              },
+                              [&] {
+                                all.end_file();
+                                if (events_csv)
+                                  if (auto ended = events_csv->end_file(); !ended && !csv_error)
+                                    csv_error = ended.error();
+                              },
+                              [&](const std::string& path) {
+                                if (events_csv)
+                                  events_csv->begin_file(path);
+                              }};
     analyze::read_traces(files, ro, all.inputs, sink);
+    if (csv_error)
+      return std::unexpected(*csv_error);
     if (all.inputs.problems_total > all.inputs.problems.size())
       std::fprintf(stderr, "analyze: %llu problems in all (the first %zu are listed)\n",
                    static_cast<unsigned long long>(all.inputs.problems_total), all.inputs.problems.size());
@@ -95,6 +122,9 @@ result<int> run_analyze(const analyze_options& o)
   nlohmann::json report = all.report(o.bin_ms);
   if (!o.json_path.empty())
     if (auto w = write_text(o.json_path, report.dump(1)); !w)
+      return std::unexpected(w.error());
+  if (!o.csv_dir.empty())
+    if (auto w = analyze::write_report_tables(report, o.csv_dir); !w)
       return std::unexpected(w.error());
   std::fputs(analyze::text_report(report).c_str(), stdout);
   if (all.inputs.lines == 0) {
