@@ -1,0 +1,208 @@
+// Draws the HTML report from the embedded report JSON (schema: docs/analyze.md). Every section
+// copes with an empty or missing part of the JSON by saying "No data" instead of a broken chart.
+'use strict';
+
+const R = JSON.parse(document.getElementById('report-data').textContent);
+const run = R.run || {};
+const amp = R.amplification || {};
+const layers = R.layers || [];
+const files = R.files || [];
+
+Chart.defaults.animation = false;
+Chart.defaults.responsive = true;
+Chart.defaults.maintainAspectRatio = false;
+Chart.defaults.font.size = 12;
+
+const processLabel = (p) =>
+  `${p.host || '?'}:${p.pid}` + (dc.has(p.rank) && p.rank >= 0 ? ` (rank ${p.rank})` : '');
+
+dc.section('run-body', (body) => {
+  const procs = run.processes || [];
+  const commands = [...new Set(procs.map((p) => p.command).filter(Boolean))];
+  document.getElementById('run-command').textContent = commands.length
+    ? commands.slice(0, 3).join('  |  ') + (commands.length > 3 ? `  (+${commands.length - 3} more)` : '')
+    : '';
+  const lost = Object.values(run.lost || {}).reduce((a, b) => a + dc.num(b), 0);
+  const start = dc.has(run.start_us) ? new Date(run.start_us / 1000).toISOString().replace('T', ' ') : '';
+  body.append(dc.cards([
+    ['start (UTC)', start.replace(/\.\d+Z$/, '')], ['wall time', dc.fmtFixed(run.wall_s, 3) + ' s'],
+    ['hosts', dc.fmtInt((run.hosts || []).length)], ['processes', dc.fmtInt(procs.length)],
+    ['threads', dc.fmtInt(run.threads)], ['events', dc.fmtInt(run.events)], ['lost events', dc.fmtInt(lost)],
+  ]));
+  if (lost > 0) body.append(dc.el('p', {class: 'note'}, 'Lost by kind: ' + JSON.stringify(run.lost)));
+  if (!procs.length) return dc.noData(body, 'no process in the trace');
+  body.append(dc.el('h3', {}, 'Processes'), dc.table(procs, [
+    ['host', 'host'], ['pid', 'pid'], ['rank', 'rank', (v) => (dc.num(v) >= 0 ? dc.cell(v, 'rank') : '')],
+    ['size', 'size', (v) => (dc.num(v) > 0 ? String(v) : '')], ['threads', 'threads'],
+    ['command', 'command'],
+  ], 200));
+});
+
+dc.section('system-body', (body) => {
+  const snap = R.snapshots || {};
+  const sys = snap.system || {};
+  const hasSys = Object.keys(sys).length > 0;
+  if (hasSys) {
+    body.append(dc.el('h3', {}, 'System'), dc.kvList(sys));
+    for (const [k, v] of Object.entries(sys))
+      if (Array.isArray(v) && v.length && typeof v[0] === 'object') body.append(dc.el('h3', {}, k), dc.table(v, null, 200));
+  }
+  const procs = snap.processes || [];
+  if (procs.length) body.append(dc.el('h3', {}, 'Traced processes'), dc.table(procs, null, 200));
+  const fs = snap.filesystem || [];
+  if (fs.length) body.append(dc.el('h3', {}, 'Filesystem snapshots'), dc.table(fs, null, 200));
+  if (!hasSys && !procs.length && !fs.length) dc.noData(body, 'the traces carry no snapshot');
+});
+
+// Read, write and metadata time of a process: its own numbers when the JSON has them.
+const costOf = (p) => p.io_time_us || {};
+
+dc.chart('chart-io-cost', () => {
+  const procs = (run.processes || []).filter((p) => dc.anyPositive(Object.values(costOf(p))));
+  if (!procs.length) return 'no I/O time per process in the report';
+  procs.sort((a, b) => Object.values(costOf(b)).reduce((s, v) => s + dc.num(v), 0) -
+                       Object.values(costOf(a)).reduce((s, v) => s + dc.num(v), 0));
+  const shown = procs.slice(0, 40);
+  const series = ['read', 'write', 'meta'].map((k) => [k, shown.map((p) => dc.num(costOf(p)[k]) / 1e6)]);
+  return {
+    note: shown.length < procs.length ? `The ${shown.length} costliest of ${procs.length} processes.` : '',
+    config: {type: 'bar', data: {labels: shown.map(processLabel), datasets: dc.bars(series)},
+             options: {indexAxis: 'y', scales: {x: {stacked: true, title: dc.axisTitle('seconds')}, y: {stacked: true}}}},
+  };
+});
+
+const systems = amp.systems || [];
+// Systems, or processes when no system was labelled (the scatter's points).
+const ampRows = systems.length ? systems : amp.processes || [];
+const rowName = (r) => r.system || r.process || r.file || '?';
+
+dc.chart('chart-amp-system', () => {
+  if (!systems.length || !dc.anyPositive(systems.flatMap((s) => [s.R_AMP, s.W_AMP])))
+    return 'no storage system with amplification in the report';
+  return {config: {type: 'bar', data: {labels: systems.map(rowName), datasets: dc.bars([
+    ['read amplification', systems.map((s) => s.R_AMP)], ['write amplification', systems.map((s) => s.W_AMP)]])},
+    options: {scales: {y: {title: dc.axisTitle('times (x)')}}}}};
+});
+
+dc.chart('chart-ops-system', () => {
+  const ops = (s, l) => dc.num(s[l + '_R']) + dc.num(s[l + '_W']);
+  if (!systems.length || !dc.anyPositive(systems.flatMap((s) => ['SYS', 'VFS', 'BLK'].map((l) => ops(s, l)))))
+    return 'no operation counts per system in the report';
+  return {config: {type: 'bar', data: {labels: systems.map(rowName), datasets: dc.bars([
+    ['syscall', systems.map((s) => ops(s, 'SYS'))], ['VFS', systems.map((s) => ops(s, 'VFS'))],
+    ['block', systems.map((s) => ops(s, 'BLK'))]])},
+    options: {scales: {y: {title: dc.axisTitle('operations')}}}}};
+});
+
+dc.chart('chart-latency-system', () => {
+  const keys = [...new Set(systems.flatMap((s) => Object.keys(s.avg_latency_us || {})))];
+  const series = keys.map((k) => [k, systems.map((s) => (s.avg_latency_us || {})[k] || null)]);
+  if (!series.length || !dc.anyPositive(series.flatMap(([, v]) => v))) return 'no latency per system in the report';
+  return {config: {type: 'bar', data: {labels: systems.map(rowName), datasets: dc.bars(series)},
+                   options: {scales: {y: dc.usLogAxis('average latency')}}}};
+});
+
+dc.chart('chart-amp-scatter', () => {
+  const point = (r, key) => ({x: dc.num(r.SYS_R) + dc.num(r.SYS_W), y: r[key], name: rowName(r)});
+  const sets = [['read', 'R_AMP'], ['write', 'W_AMP']].map(([label, key], i) => ({
+    label, data: ampRows.filter((r) => dc.num(r[key]) > 0).map((r) => point(r, key)),
+    backgroundColor: dc.palette[i], pointRadius: 6}));
+  if (!sets.some((s) => s.data.length)) return 'no amplification per system or process in the report';
+  return {config: {type: 'scatter', data: {datasets: sets}, options: {
+    scales: {x: dc.logAxis('syscall operations'), y: {title: dc.axisTitle('amplification (x)')}},
+    plugins: {tooltip: {callbacks: {label: (c) => `${c.raw.name}: ${c.raw.x} ops, ${c.raw.y.toFixed(2)}x`}}}}}};
+});
+
+dc.section('amp-table', (body) => {
+  if (!systems.length) return;
+  body.append(dc.el('h3', {}, 'Per system'), dc.table(systems, [
+    ['system', 'system'], ...['SYS_R', 'SYS_W', 'VFS_R', 'VFS_W', 'BLK_R', 'BLK_W'].map((k) => [k, k, dc.fmtInt]),
+    ['R_AMP', 'R_AMP', (v) => dc.fmtFixed(v, 2)], ['W_AMP', 'W_AMP', (v) => dc.fmtFixed(v, 2)],
+    ...['sys_read_bytes', 'sys_write_bytes', 'blk_read_bytes', 'blk_write_bytes'].map((k) => [k, k, dc.fmtBytes]),
+  ]));
+});
+
+const layerNames = [...new Set(layers.map((l) => l.layer))];
+
+dc.chart('chart-volume-layer', () => {
+  const sum = (name, dir) => layers.filter((l) => l.layer === name && dc.direction(l.op) === dir)
+                                   .reduce((s, l) => s + dc.num(l.bytes), 0);
+  const series = ['read', 'write', 'other'].map((d) => [d, layerNames.map((n) => sum(n, d))])
+                                             .filter(([, v]) => dc.anyPositive(v));
+  if (!series.length) return 'no bytes moved by any layer';
+  return {config: {type: 'bar', data: {labels: layerNames, datasets: dc.bars(series)},
+    options: {scales: {x: {stacked: true}, y: dc.bytesAxis('bytes', {stacked: true})},
+              plugins: {tooltip: {callbacks: {label: (c) => `${c.dataset.label}: ${dc.fmtBytes(c.raw)}`}}}}}};
+});
+
+dc.chart('chart-latency-layer', () => {
+  const rows = layers.filter((l) => l.latency_us && dc.num(l.latency_us.p99) > 0)
+                     .sort((a, b) => dc.num(b.count) - dc.num(a.count)).slice(0, 12);
+  if (!rows.length) return 'no latency percentiles in the report';
+  const series = ['p50', 'p90', 'p99'].map((p) => [p, rows.map((l) => l.latency_us[p] || null)]);
+  return {config: {type: 'bar', data: {labels: rows.map((l) => `${l.layer} ${l.op}`), datasets: dc.bars(series)},
+                   options: {scales: {y: dc.usLogAxis('latency')}}}};
+});
+
+dc.section('layers-table', (body) => {
+  if (!layers.length) return dc.noData(body, 'no layer in the trace');
+  const rt = R.layer_time || [];
+  if (rt.length) body.append(dc.el('h3', {}, 'Time per layer'), dc.table(rt, [
+    ['layer', 'layer'], ['time_us', 'time', dc.fmtUs], ['unoverlapped_us', 'not overlapped by another layer', dc.fmtUs]]));
+  // Percentiles live in latency_us: flattened for the table.
+  const flat = layers.map((l) => ({...l, ...(l.latency_us || {})}));
+  body.append(dc.el('h3', {}, 'Operations'), dc.table(flat, [
+    ['layer', 'layer'], ['op', 'operation'], ['count', 'count', dc.fmtInt], ['bytes', 'bytes', dc.fmtBytes],
+    ['time_us', 'time', dc.fmtUs], ['ops_per_s', 'ops/s', dc.fmtInt], ['mb_per_s', 'MB/s', (v) => dc.fmtFixed(v, 2)],
+    ...['p50', 'p90', 'p99', 'max'].map((p) => [p, p, dc.fmtUs]),
+  ], 500));
+});
+
+const binSeconds = (ts) => (dc.num(ts.bin_ms) || 1) / 1000;
+const binLabels = (ts, n) => Array.from({length: n}, (_, i) => (i * binSeconds(ts)).toFixed(binSeconds(ts) < 1 ? 2 : 0));
+
+dc.chart('chart-bandwidth', () => {
+  const ts = R.timeseries || {};
+  const entries = Object.entries(ts.layers || {}).filter(([, v]) => dc.anyPositive(v.bytes || []));
+  if (!entries.length) return 'no bytes in any time bin';
+  const n = Math.max(...entries.map(([, v]) => v.bytes.length));
+  const datasets = entries.map(([name, v], i) => ({
+    label: name, data: v.bytes.map((b) => dc.num(b) / binSeconds(ts) / 1e6), borderColor: dc.palette[i % 10],
+    backgroundColor: dc.palette[i % 10], pointRadius: 0, borderWidth: 2, tension: 0.1}));
+  return {config: {type: 'line', data: {labels: binLabels(ts, n), datasets},
+    options: {interaction: {mode: 'index', intersect: false},
+              scales: {x: {title: dc.axisTitle('seconds since start'), ticks: {maxTicksLimit: 20, maxRotation: 0}},
+                       y: {title: dc.axisTitle('MB/s')}}}}};
+});
+
+dc.chart('chart-heatmap', () => {
+  const hm = R.heatmap || {};
+  const rows = (hm.rows || []).filter((r) => dc.anyPositive(r.bytes || []));
+  if (!rows.length) return 'no bytes per process over time';
+  const n = Math.max(...rows.map((r) => r.bytes.length));
+  const max = Math.max(...rows.flatMap((r) => r.bytes.map(dc.num)));
+  const names = rows.map((r) => r.process);
+  const cells = rows.flatMap((r) => r.bytes.map((b, x) => ({x, y: r.process, v: dc.num(b)}))).filter((c) => c.v > 0);
+  const min = Math.min(...cells.map((c) => c.v));
+  // Log colour scale from the smallest to the largest bin (light orange to dark red), so bins
+  // orders of magnitude apart still look different.
+  const colour = (v) => {
+    const t = max > min ? (Math.log(v) - Math.log(min)) / (Math.log(max) - Math.log(min)) : 1;
+    const lerp = (a, b) => Math.round(a + (b - a) * t);
+    return `rgb(${lerp(253, 128)},${lerp(174, 0)},${lerp(97, 38)})`;
+  };
+  const step = Math.max(1, Math.round(n / 12));
+  return {
+    note: (hm.rows || []).length > rows.length ? `${(hm.rows || []).length - rows.length} processes moved no bytes.` : '',
+    config: {type: 'matrix', data: {datasets: [{label: 'bytes', data: cells,
+      backgroundColor: (c) => colour(c.raw.v),
+      width: ({chart}) => Math.max(1, (chart.chartArea || {}).width / n - 1),
+      height: ({chart}) => Math.max(1, (chart.chartArea || {}).height / names.length - 1)}]},
+      options: {plugins: {legend: {display: false}, tooltip: {callbacks: {
+        title: (c) => c[0].raw.y, label: (c) => `bin ${c.raw.x}: ${dc.fmtBytes(c.raw.v)}`}}},
+        scales: {x: {type: 'linear', min: -0.5, max: n - 0.5, offset: false,
+                     ticks: {stepSize: step, callback: (v) => (Number.isInteger(v) ? +(v * binSeconds(hm)).toFixed(3) : '')},
+                     title: dc.axisTitle('seconds since start')},
+                 y: {type: 'category', labels: [...names].reverse(), offset: true, grid: {display: false}}}}},
+  };
+});

@@ -1,0 +1,218 @@
+// The HTML report opened in a real browser (headless Chromium): the page loads with no console
+// message and no script error, every chart of a realistic report is drawn (the page counts the
+// coloured pixels of each chart's plot area and writes them into the DOM, which --dump-dom
+// returns), the top files table holds the expected rows in the expected order, and an empty
+// report shows "No data" in every chart instead of a broken one. A screenshot is left in
+// HTML_REPORT_ARTIFACTS for people to look at.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analyze/html_report.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::vector<std::string> chart_ids = {
+    "chart-io-cost",     "chart-amp-system",   "chart-ops-system",     "chart-latency-system",
+    "chart-amp-scatter", "chart-volume-layer", "chart-latency-layer",  "chart-bandwidth",
+    "chart-heatmap",     "chart-access-size",  "chart-access-pattern", "chart-cache"};
+
+std::string read_text(const fs::path& p)
+{
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string unescape_html(std::string s)
+{
+  const std::pair<const char*, const char*> entities[] = {
+      {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}};
+  for (const auto& [from, to] : entities)
+    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + std::string(to).size()))
+      s.replace(at, std::string(from).size(), to);
+  return s;
+}
+
+// The attributes of the element whose id is `id`, from serialized DOM text.
+std::map<std::string, std::string> attributes_of(const std::string& dom, const std::string& id)
+{
+  std::map<std::string, std::string> attrs;
+  const size_t at = dom.find("id=\"" + id + "\"");
+  if (at == std::string::npos)
+    return attrs;
+  const size_t open = dom.rfind('<', at), close = dom.find('>', at);
+  const std::string tag = dom.substr(open, close - open);
+  static const std::regex attr(R"re(([\w-]+)="([^"]*)")re");
+  for (std::sregex_iterator it(tag.begin(), tag.end(), attr), end; it != end; ++it)
+    attrs[(*it)[1]] = unescape_html((*it)[2]);
+  return attrs;
+}
+
+// The data-file of each row of the top files table, in order.
+std::vector<std::string> file_rows(const std::string& dom)
+{
+  std::vector<std::string> rows;
+  const size_t table = dom.find("id=\"files-table\"");
+  if (table == std::string::npos)
+    return rows;
+  const std::string body = dom.substr(table, dom.find("</table>", table) - table);
+  static const std::regex row(R"re(<tr data-file="([^"]*)")re");
+  for (std::sregex_iterator it(body.begin(), body.end(), row), end; it != end; ++it)
+    rows.push_back(unescape_html((*it)[1]));
+  return rows;
+}
+
+struct browser_run {
+  std::string dom;
+  std::string console;  // the page's console lines from Chromium's log
+};
+
+class HtmlReportBrowser : public ::testing::Test {
+ protected:
+  void SetUp() override
+  {
+    const char* env = std::getenv("DATACRUMBS_CHROMIUM");
+    chromium_ = env ? env : "chromium";
+    ASSERT_EQ(std::system(("command -v " + chromium_ + " >/dev/null").c_str()), 0)
+        << chromium_ << " not found: scripts/install-deps.sh installs Debian's chromium";
+    dir_ = fs::temp_directory_path() / ("dc-html-browser-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs headless Chromium on file://page + fragment with `mode` (--dump-dom or --screenshot=...).
+  browser_run open(const fs::path& page, const std::string& fragment, const std::string& mode)
+  {
+    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+    const std::string cmd = "timeout 120 " + chromium_ +
+                            " --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run"
+                            " --user-data-dir=" +
+                            (dir_ / "profile").string() +
+                            " --enable-logging=stderr --v=0 --window-size=1400,9000 " + mode + " 'file://" +
+                            page.string() + fragment + "' >" + out.string() + " 2>" + err.string();
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << read_text(err);
+    browser_run run{read_text(out), ""};
+    std::istringstream lines(read_text(err));
+    for (std::string line; std::getline(lines, line);)
+      if (line.find(":CONSOLE") != std::string::npos)
+        run.console += line + "\n";
+    return run;
+  }
+
+  fs::path render(const json& report, const std::string& name)
+  {
+    const fs::path page = dir_ / name;
+    auto written = dc::analyze::write_html_report(report, page);
+    EXPECT_TRUE(written.has_value()) << written.error().message;
+    return page;
+  }
+
+  static void expect_clean(const browser_run& run)
+  {
+    EXPECT_EQ(run.console, "") << "the page wrote to the console";
+    const auto errors = attributes_of(run.dom, "dc-errors");
+    EXPECT_EQ(errors.count("data-count") ? errors.at("data-count") : "missing", "0");
+    EXPECT_NE(run.dom.find("data-rendered=\"done\""), std::string::npos) << "report.js did not finish";
+  }
+
+  std::string chromium_;
+  fs::path dir_;
+};
+
+TEST_F(HtmlReportBrowser, RealisticReportDrawsEveryChartAndTheTopFiles)
+{
+  const json report =
+      json::parse(read_text(fs::path(DATACRUMBS_SOURCE_DIR) / "tests/data/analyze/report_fixture.json"));
+  const fs::path page = render(report, "report.html");
+  const browser_run run = open(page, "", "--dump-dom");
+  expect_clean(run);
+  for (const std::string& id : chart_ids) {
+    const auto attrs = attributes_of(run.dom, id);
+    EXPECT_EQ(attrs.count("data-status") ? attrs.at("data-status") : "missing", "drawn") << id;
+    EXPECT_GT(attrs.count("data-ink") ? std::stol(attrs.at("data-ink")) : 0, 100)
+        << id << ": too few pixels drawn";
+  }
+  // Most bytes first; files with equal bytes by name.
+  const std::vector<std::string> expected = {"/scratch/ior/test.00000000",
+                                             "/scratch/ior/test.00000001",
+                                             "/scratch/ior/test.00000002",
+                                             "/scratch/ior/test.00000003",
+                                             "/scratch/ior/random.dat",
+                                             "/home/user/ior.log",
+                                             "/etc/locale.alias",
+                                             "/etc/passwd",
+                                             "/usr/lib/x86_64-linux-gnu/libc.so.6",
+                                             "/home/user/run.sh",
+                                             "/scratch/ior/odd, \"name\" </script><b>x</b>.txt",
+                                             "/etc/ld.so.cache"};
+  EXPECT_EQ(file_rows(run.dom), expected);
+  // Snapshot, diagnostics and the per-process table reached the page.
+  EXPECT_NE(run.dom.find("AMD EPYC 7763 64-Core Processor"), std::string::npos);
+  EXPECT_NE(run.dom.find("data-rule=\"random_access\""), std::string::npos);
+  EXPECT_NE(run.dom.find("node-b"), std::string::npos);
+
+  fs::create_directories(HTML_REPORT_ARTIFACTS);
+  const fs::path png = fs::path(HTML_REPORT_ARTIFACTS) / "report.png";
+  fs::remove(png);
+  EXPECT_EQ(open(page, "", "--screenshot=" + png.string()).console, "");
+  ASSERT_TRUE(fs::exists(png));
+  EXPECT_EQ(read_text(png).substr(1, 3), "PNG");
+  fs::copy_file(page, fs::path(HTML_REPORT_ARTIFACTS) / "report.html", fs::copy_options::overwrite_existing);
+}
+
+TEST_F(HtmlReportBrowser, TopFilesSortByTheColumnTheAddressNames)
+{
+  const json report =
+      json::parse(read_text(fs::path(DATACRUMBS_SOURCE_DIR) / "tests/data/analyze/report_fixture.json"));
+  const browser_run run = open(render(report, "report.html"), "#files-sort=meta_s", "--dump-dom");
+  expect_clean(run);
+  const auto table = attributes_of(run.dom, "files-table");
+  EXPECT_EQ(table.at("data-sort-key"), "meta_s");
+  EXPECT_EQ(table.at("data-sort-order"), "desc");
+  auto rows = file_rows(run.dom);
+  ASSERT_EQ(rows.size(), 12u);
+  rows.resize(6);
+  const std::vector<std::string> most_meta_time = {"/scratch/ior/test.00000003", "/scratch/ior/test.00000002",
+                                                   "/scratch/ior/test.00000001", "/scratch/ior/test.00000000",
+                                                   "/scratch/ior/random.dat",    "/home/user/ior.log"};
+  EXPECT_EQ(rows, most_meta_time);
+}
+
+TEST_F(HtmlReportBrowser, EmptyReportSaysNoDataInEveryChart)
+{
+  const json empty = json::parse(R"({"version": 1,
+    "inputs": {"files": 1, "lines": 0, "skipped": {}, "problems": []},
+    "run": {"hosts": [], "processes": [], "threads": 0, "start_us": 0, "end_us": 0, "wall_s": 0, "events": 0, "lost": {}},
+    "layers": [], "layer_time": [], "files": [],
+    "amplification": {"files": [], "processes": [], "systems": []},
+    "page_cache": {"hits": 0, "misses": 0, "hit_ratio": null, "written_back": 0, "evicted": 0, "processes": []},
+    "network": {"bytes_sent": 0, "bytes_received": 0, "connections": 0},
+    "timeseries": {"bin_ms": 100, "start_us": 0, "layers": {}},
+    "heatmap": {"bin_ms": 100, "start_us": 0, "rows": []},
+    "diagnostics": [], "snapshots": {"system": {}, "processes": [], "filesystem": []}})");
+  const browser_run run = open(render(empty, "empty.html"), "", "--dump-dom");
+  expect_clean(run);
+  for (const std::string& id : chart_ids) {
+    const auto attrs = attributes_of(run.dom, id);
+    EXPECT_EQ(attrs.count("data-status") ? attrs.at("data-status") : "missing", "empty") << id;
+  }
+  EXPECT_EQ(run.dom.find("<canvas"), std::string::npos);
+  EXPECT_NE(run.dom.find("No data: no file was accessed"), std::string::npos);
+}
+
+}  // namespace
