@@ -32,6 +32,33 @@ double file_bytes(const json& file)
   return number_at(*counters, module + "_BYTES_READ") + number_at(*counters, module + "_BYTES_WRITTEN");
 }
 
+// Bytes of an amplification row: the application's and the device's, read and written.
+double flow_bytes(const json& row)
+{
+  double sum = 0;
+  for (const char* layer : {"POSIX", "BLOCK"})
+    if (auto l = row.find(layer); l != row.end() && l->is_object())
+      sum += number_at(*l, "read_bytes") + number_at(*l, "write_bytes");
+  for (const char* key : {"sys_read_bytes", "sys_write_bytes", "blk_read_bytes", "blk_write_bytes"})
+    sum += number_at(row, key);
+  return sum;
+}
+
+double lookups(const json& row)
+{
+  return number_at(row, "hits") + number_at(row, "misses");
+}
+
+// The array at section.key, when there is one.
+json* array_at(json& report, std::string_view section, std::string_view key)
+{
+  auto s = report.find(section);
+  if (s == report.end() || !s->is_object())
+    return nullptr;
+  auto a = s->find(key);
+  return a != s->end() && a->is_array() ? &*a : nullptr;
+}
+
 double row_bytes(const json& row)
 {
   double sum = 0;
@@ -117,11 +144,18 @@ json html_view(const json& report)
     files_total = files->size();
     keep_heaviest(*files, html_max_files, file_bytes);
   }
-  if (auto heatmap = view.find("heatmap"); heatmap != view.end() && heatmap->is_object())
-    if (auto rows = heatmap->find("rows"); rows != heatmap->end() && rows->is_array()) {
-      rows_total = rows->size();
-      keep_heaviest(*rows, html_max_heatmap_rows, row_bytes);
-    }
+  if (json* rows = array_at(view, "heatmap", "rows")) {
+    rows_total = rows->size();
+    keep_heaviest(*rows, html_max_heatmap_rows, row_bytes);
+  }
+  if (json* files = array_at(view, "amplification", "files"))
+    keep_heaviest(*files, html_max_files, flow_bytes);
+  if (json* processes = array_at(view, "amplification", "processes"))
+    keep_heaviest(*processes, html_max_processes, flow_bytes);
+  if (json* files = array_at(view, "page_cache", "files"))
+    keep_heaviest(*files, html_max_files, lookups);
+  if (json* processes = array_at(view, "page_cache", "processes"))
+    keep_heaviest(*processes, html_max_processes, lookups);
   view["html"] = {{"files_total", files_total},
                   {"heatmap_rows_total", rows_total},
                   {"libraries", std::string(report_assets::versions)}};

@@ -161,10 +161,15 @@ TEST_F(HtmlReportBrowser, RealisticReportDrawsEveryChartAndTheTopFiles)
                                              "/scratch/ior/odd, \"name\" </script><b>x</b>.txt",
                                              "/etc/ld.so.cache"};
   EXPECT_EQ(file_rows(run.dom), expected);
-  // Snapshot, diagnostics and the per-process table reached the page.
-  EXPECT_NE(run.dom.find("AMD EPYC 7763 64-Core Processor"), std::string::npos);
+  // Without labelled systems or a per-process time split, those charts say what they show.
+  EXPECT_EQ(attributes_of(run.dom, "chart-io-cost")["data-source"], "files");
+  EXPECT_NE(run.dom.find("<span class=\"amp-rows\">process (no storage system was labelled)</span>"),
+            std::string::npos);
+  // Snapshot, diagnostics and the process table were drawn (the DOM also holds the JSON and the
+  // scripts, so the checks look for the elements that report.js makes).
+  EXPECT_NE(run.dom.find("<dd>AMD EPYC 7763 64-Core Processor</dd>"), std::string::npos);
   EXPECT_NE(run.dom.find("data-rule=\"random_access\""), std::string::npos);
-  EXPECT_NE(run.dom.find("node-b"), std::string::npos);
+  EXPECT_NE(run.dom.find("<td class=\"text\">node-b</td>"), std::string::npos);
 
   fs::create_directories(HTML_REPORT_ARTIFACTS);
   const fs::path png = fs::path(HTML_REPORT_ARTIFACTS) / "report.png";
@@ -191,6 +196,24 @@ TEST_F(HtmlReportBrowser, TopFilesSortByTheColumnTheAddressNames)
                                                    "/scratch/ior/test.00000001", "/scratch/ior/test.00000000",
                                                    "/scratch/ior/random.dat",    "/home/user/ior.log"};
   EXPECT_EQ(rows, most_meta_time);
+}
+
+TEST_F(HtmlReportBrowser, LabelledSystemsAndPerProcessTimesAreDrawnWhenPresent)
+{
+  json report =
+      json::parse(read_text(fs::path(DATACRUMBS_SOURCE_DIR) / "tests/data/analyze/report_fixture.json"));
+  json& processes = report["run"]["processes"];
+  for (size_t i = 0; i < processes.size(); ++i)
+    processes[i]["io_cost_us"] = {{"read", 1000 * (i + 1)}, {"write", 2000 * (i + 1)}, {"meta", 300}};
+  json system = report["amplification"]["total"];
+  system["system"] = "ior";
+  system["processes"] = 4;
+  report["amplification"]["systems"] = json::array({system});
+  const browser_run run = open(render(report, "labelled.html"), "", "--dump-dom");
+  expect_clean(run);
+  EXPECT_EQ(attributes_of(run.dom, "chart-io-cost")["data-source"], "processes");
+  for (const std::string& id : chart_ids) EXPECT_EQ(attributes_of(run.dom, id)["data-status"], "drawn") << id;
+  EXPECT_NE(run.dom.find("<span class=\"amp-rows\">system</span>"), std::string::npos);
 }
 
 TEST_F(HtmlReportBrowser, EmptyReportSaysNoDataInEveryChart)

@@ -32,8 +32,9 @@ dc.section('run-body', (body) => {
   if (lost > 0) body.append(dc.el('p', {class: 'note'}, 'Lost by kind: ' + JSON.stringify(run.lost)));
   if (!procs.length) return dc.noData(body, 'no process in the trace');
   body.append(dc.el('h3', {}, 'Processes'), dc.table(procs, [
-    ['host', 'host'], ['pid', 'pid'], ['rank', 'rank', (v) => (dc.num(v) >= 0 ? dc.cell(v, 'rank') : '')],
+    ['host', 'host'], ['pid', 'pid'], ['rank', 'rank', (v) => (dc.has(v) && v >= 0 ? String(v) : '')],
     ['size', 'size', (v) => (dc.num(v) > 0 ? String(v) : '')], ['threads', 'threads'],
+    ['events', 'events', dc.fmtInt], ['bytes', 'bytes', dc.fmtBytes],
     ['command', 'command'],
   ], 200));
 });
@@ -54,68 +55,86 @@ dc.section('system-body', (body) => {
   if (!hasSys && !procs.length && !fs.length) dc.noData(body, 'the traces carry no snapshot');
 });
 
-// Read, write and metadata time of a process: its own numbers when the JSON has them.
-const costOf = (p) => p.io_time_us || {};
+// Read, write and metadata time per process (run.processes[].io_cost_us {read, write, meta},
+// microseconds) when the report has it; else the whole job's split, from the files' Darshan
+// times (<MODULE>_F_READ_TIME ...), as one bar.
+const costOf = (p) => p.io_cost_us || {};
 
 dc.chart('chart-io-cost', () => {
-  const procs = (run.processes || []).filter((p) => dc.anyPositive(Object.values(costOf(p))));
-  if (!procs.length) return 'no I/O time per process in the report';
-  procs.sort((a, b) => Object.values(costOf(b)).reduce((s, v) => s + dc.num(v), 0) -
-                       Object.values(costOf(a)).reduce((s, v) => s + dc.num(v), 0));
-  const shown = procs.slice(0, 40);
-  const series = ['read', 'write', 'meta'].map((k) => [k, shown.map((p) => dc.num(costOf(p)[k]) / 1e6)]);
-  return {
-    note: shown.length < procs.length ? `The ${shown.length} costliest of ${procs.length} processes.` : '',
-    config: {type: 'bar', data: {labels: shown.map(processLabel), datasets: dc.bars(series)},
-             options: {indexAxis: 'y', scales: {x: {stacked: true, title: dc.axisTitle('seconds')}, y: {stacked: true}}}},
-  };
+  const fig = document.getElementById('chart-io-cost');
+  let rows = (run.processes || []).filter((p) => dc.anyPositive(Object.values(costOf(p))))
+    .map((p) => ({label: processLabel(p), read: costOf(p).read, write: costOf(p).write, meta: costOf(p).meta}));
+  fig.dataset.source = 'processes';
+  let note = '';
+  if (!rows.length) {
+    const t = (kind) => files.reduce((s, f) => s + dc.num((f.fcounters || {})[`${f.module || 'POSIX'}_F_${kind}_TIME`]) * 1e6, 0);
+    rows = [{label: 'all processes', read: t('READ'), write: t('WRITE'), meta: t('META')}];
+    if (!dc.anyPositive([rows[0].read, rows[0].write, rows[0].meta])) return 'no I/O time in the report';
+    fig.dataset.source = 'files';
+    note = 'The report has no per-process split: this is the whole job, summed over its files.';
+  }
+  const total = (r) => dc.num(r.read) + dc.num(r.write) + dc.num(r.meta);
+  rows.sort((x, y) => total(y) - total(x));
+  const shown = rows.slice(0, 40);
+  if (shown.length < rows.length) note = `The ${shown.length} costliest of ${rows.length} processes.`;
+  const series = ['read', 'write', 'meta'].map((k) => [k, shown.map((r) => dc.num(r[k]) / 1e6)]);
+  return {note, config: {type: 'bar', data: {labels: shown.map((r) => r.label), datasets: dc.bars(series)},
+    options: {indexAxis: 'y', scales: {x: {stacked: true, title: dc.axisTitle('seconds')}, y: {stacked: true}}}}};
 });
 
+// The seed's rows: one per labelled storage system; when no process was labelled as one, the
+// processes that moved the most bytes (the report's per-process rows have the same fields).
 const systems = amp.systems || [];
-// Systems, or processes when no system was labelled (the scatter's points).
-const ampRows = systems.length ? systems : amp.processes || [];
-const rowName = (r) => r.system || r.process || r.file || '?';
+const ampBytes = (r) => ['sys', 'vfs', 'blk'].reduce((s, l) => s + dc.num(r[l + '_read_bytes']) + dc.num(r[l + '_write_bytes']), 0);
+const ampAll = systems.length ? systems : (amp.processes || []).filter((r) => ampBytes(r) > 0);
+const ampRows = [...ampAll].sort((x, y) => ampBytes(y) - ampBytes(x)).slice(0, 12);
+const rowName = (r) => r.system ||
+  (dc.has(r.pid) ? `${r.host}:${r.pid}` + (r.command ? ' ' + String(r.command).split(' ')[0].split('/').pop() : '') : '?');
+const rowsOf = systems.length ? 'system' : 'process';
+document.querySelectorAll('.amp-rows').forEach((e) => { e.textContent = systems.length ? 'system' : 'process (no storage system was labelled)'; });
 
 dc.chart('chart-amp-system', () => {
-  if (!systems.length || !dc.anyPositive(systems.flatMap((s) => [s.R_AMP, s.W_AMP])))
-    return 'no storage system with amplification in the report';
-  return {config: {type: 'bar', data: {labels: systems.map(rowName), datasets: dc.bars([
-    ['read amplification', systems.map((s) => s.R_AMP)], ['write amplification', systems.map((s) => s.W_AMP)]])},
-    options: {scales: {y: {title: dc.axisTitle('times (x)')}}}}};
+  if (!dc.anyPositive(ampRows.flatMap((s) => [s.R_AMP, s.W_AMP]))) return `no ${rowsOf} with amplification in the report`;
+  return {config: {type: 'bar', data: {labels: ampRows.map(rowName), datasets: dc.bars([
+    ['read amplification', ampRows.map((s) => s.R_AMP)], ['write amplification', ampRows.map((s) => s.W_AMP)]])},
+    options: {scales: {y: {title: dc.axisTitle('device bytes / application bytes')}}}}};
 });
 
 dc.chart('chart-ops-system', () => {
   const ops = (s, l) => dc.num(s[l + '_R']) + dc.num(s[l + '_W']);
-  if (!systems.length || !dc.anyPositive(systems.flatMap((s) => ['SYS', 'VFS', 'BLK'].map((l) => ops(s, l)))))
-    return 'no operation counts per system in the report';
-  return {config: {type: 'bar', data: {labels: systems.map(rowName), datasets: dc.bars([
-    ['syscall', systems.map((s) => ops(s, 'SYS'))], ['VFS', systems.map((s) => ops(s, 'VFS'))],
-    ['block', systems.map((s) => ops(s, 'BLK'))]])},
-    options: {scales: {y: {title: dc.axisTitle('operations')}}}}};
+  if (!dc.anyPositive(ampRows.flatMap((s) => ['SYS', 'VFS', 'BLK'].map((l) => ops(s, l)))))
+    return `no operation counts per ${rowsOf} in the report`;
+  return {config: {type: 'bar', data: {labels: ampRows.map(rowName), datasets: dc.bars([
+    ['syscall', ampRows.map((s) => ops(s, 'SYS'))], ['VFS', ampRows.map((s) => ops(s, 'VFS'))],
+    ['block', ampRows.map((s) => ops(s, 'BLK'))]])},
+    options: {scales: {y: dc.logAxis('operations')}}}};
 });
 
 dc.chart('chart-latency-system', () => {
-  const keys = [...new Set(systems.flatMap((s) => Object.keys(s.avg_latency_us || {})))];
-  const series = keys.map((k) => [k, systems.map((s) => (s.avg_latency_us || {})[k] || null)]);
-  if (!series.length || !dc.anyPositive(series.flatMap(([, v]) => v))) return 'no latency per system in the report';
-  return {config: {type: 'bar', data: {labels: systems.map(rowName), datasets: dc.bars(series)},
+  const keys = [...new Set(ampRows.flatMap((s) => Object.keys(s.avg_latency_us || {})))];
+  const series = keys.map((k) => [k, ampRows.map((s) => (s.avg_latency_us || {})[k] || null)])
+                     .filter(([, v]) => dc.anyPositive(v));
+  if (!series.length) return `no latency per ${rowsOf} in the report`;
+  return {config: {type: 'bar', data: {labels: ampRows.map(rowName), datasets: dc.bars(series)},
                    options: {scales: {y: dc.usLogAxis('average latency')}}}};
 });
 
 dc.chart('chart-amp-scatter', () => {
   const point = (r, key) => ({x: dc.num(r.SYS_R) + dc.num(r.SYS_W), y: r[key], name: rowName(r)});
   const sets = [['read', 'R_AMP'], ['write', 'W_AMP']].map(([label, key], i) => ({
-    label, data: ampRows.filter((r) => dc.num(r[key]) > 0).map((r) => point(r, key)),
+    label, data: ampAll.slice(0, 2000).filter((r) => dc.num(r[key]) > 0 && dc.num(r.SYS_R) + dc.num(r.SYS_W) > 0)
+                       .map((r) => point(r, key)),
     backgroundColor: dc.palette[i], pointRadius: 6}));
-  if (!sets.some((s) => s.data.length)) return 'no amplification per system or process in the report';
+  if (!sets.some((s) => s.data.length)) return `no amplification per ${rowsOf} in the report`;
   return {config: {type: 'scatter', data: {datasets: sets}, options: {
     scales: {x: dc.logAxis('syscall operations'), y: {title: dc.axisTitle('amplification (x)')}},
     plugins: {tooltip: {callbacks: {label: (c) => `${c.raw.name}: ${c.raw.x} ops, ${c.raw.y.toFixed(2)}x`}}}}}};
 });
 
 dc.section('amp-table', (body) => {
-  if (!systems.length) return;
-  body.append(dc.el('h3', {}, 'Per system'), dc.table(systems, [
+  const rows = [...(amp.systems || []), ...(amp.total ? [{...amp.total, system: 'all (total)'}] : [])];
+  if (!rows.length) return;
+  body.append(dc.el('h3', {}, systems.length ? 'Per system' : 'Totals'), dc.table(rows, [
     ['system', 'system'], ...['SYS_R', 'SYS_W', 'VFS_R', 'VFS_W', 'BLK_R', 'BLK_W'].map((k) => [k, k, dc.fmtInt]),
     ['R_AMP', 'R_AMP', (v) => dc.fmtFixed(v, 2)], ['W_AMP', 'W_AMP', (v) => dc.fmtFixed(v, 2)],
     ...['sys_read_bytes', 'sys_write_bytes', 'blk_read_bytes', 'blk_write_bytes'].map((k) => [k, k, dc.fmtBytes]),
@@ -193,7 +212,10 @@ dc.chart('chart-heatmap', () => {
   };
   const step = Math.max(1, Math.round(n / 12));
   return {
-    note: (hm.rows || []).length > rows.length ? `${(hm.rows || []).length - rows.length} processes moved no bytes.` : '',
+    note: [dc.num((R.html || {}).heatmap_rows_total) > (hm.rows || []).length
+             ? `The ${(hm.rows || []).length} busiest of ${R.html.heatmap_rows_total} processes.` : '',
+           (hm.rows || []).length > rows.length ? `${(hm.rows || []).length - rows.length} processes moved no bytes.` : '',
+           hm.layer ? `Layer: ${hm.layer}.` : ''].filter(Boolean).join(' '),
     config: {type: 'matrix', data: {datasets: [{label: 'bytes', data: cells,
       backgroundColor: (c) => colour(c.raw.v),
       width: ({chart}) => Math.max(1, (chart.chartArea || {}).width / n - 1),
