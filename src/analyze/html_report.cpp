@@ -156,6 +156,11 @@ json html_view(const json& report)
     keep_heaviest(*files, html_max_files, lookups);
   if (json* processes = array_at(view, "page_cache", "processes"))
     keep_heaviest(*processes, html_max_processes, lookups);
+  // A directory snapshot lists every entry; the page shows the totals only.
+  if (json* dirs = array_at(view, "snapshots", "filesystem"))
+    for (json& dir : *dirs)
+      if (auto entries = dir.find("entries"); dir.is_object() && entries != dir.end() && entries->is_array())
+        *entries = entries->size();
   view["html"] = {{"files_total", files_total},
                   {"heatmap_rows_total", rows_total},
                   {"libraries", std::string(report_assets::versions)}};

@@ -105,6 +105,17 @@ TEST(HtmlReport, PageKeepsTheBiggestFilesAndHeatMapRows)
   EXPECT_EQ(view["html"]["heatmap_rows_total"], rows);
 }
 
+TEST(HtmlReport, DirectorySnapshotsKeepTheirCountNotTheirEntries)
+{
+  const json report = {
+      {"snapshots",
+       {{"filesystem",
+         {{{"dir", "/d"}, {"total", 2}, {"entries", {{{"path", "/d/a"}}, {{"path", "/d/b"}}}}}}}}}};
+  const json view = dc::analyze::html_view(report);
+  EXPECT_EQ(view["snapshots"]["filesystem"][0]["entries"], 2);
+  EXPECT_EQ(view["snapshots"]["filesystem"][0]["dir"], "/d");
+}
+
 TEST(HtmlReport, UnwritablePathIsAnErrorValue)
 {
   const auto out = std::filesystem::temp_directory_path() / "dc-no-such-dir" / "sub" / "report.html";

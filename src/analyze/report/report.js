@@ -39,20 +39,27 @@ dc.section('run-body', (body) => {
   ], 200));
 });
 
+// Snapshots (docs/snapshots.md): the system spec per host, the traced processes, directories.
 dc.section('system-body', (body) => {
   const snap = R.snapshots || {};
   const sys = snap.system || {};
-  const hasSys = Object.keys(sys).length > 0;
-  if (hasSys) {
-    body.append(dc.el('h3', {}, 'System'), dc.kvList(sys));
-    for (const [k, v] of Object.entries(sys))
-      if (Array.isArray(v) && v.length && typeof v[0] === 'object') body.append(dc.el('h3', {}, k), dc.table(v, null, 200));
+  const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+  // {"<host>": {spec}}; an older form is the spec itself.
+  const hosts = Object.values(sys).length && Object.values(sys).every(isObject) ? Object.entries(sys) : [['', sys]];
+  let shown = 0;
+  for (const [host, spec] of hosts.slice(0, 16)) {
+    if (!Object.keys(spec).length) continue;
+    shown++;
+    body.append(dc.el('h3', {}, host ? `System: ${host}` : 'System'), dc.kvList(spec));
+    for (const [k, v] of Object.entries(spec))
+      if (Array.isArray(v) && v.length && typeof v[0] === 'object') body.append(dc.el('h3', {}, `${k} (${host || 'system'})`), dc.table(v, null, 100));
   }
-  const procs = snap.processes || [];
+  if (hosts.length > 16) body.append(dc.el('p', {class: 'note'}, `The first 16 of ${hosts.length} hosts; all are in the JSON report.`));
+  const procs = (snap.processes || []).map(({argv, ...rest}) => rest);  // command holds argv joined
   if (procs.length) body.append(dc.el('h3', {}, 'Traced processes'), dc.table(procs, null, 200));
-  const fs = snap.filesystem || [];
-  if (fs.length) body.append(dc.el('h3', {}, 'Filesystem snapshots'), dc.table(fs, null, 200));
-  if (!hasSys && !procs.length && !fs.length) dc.noData(body, 'the traces carry no snapshot');
+  const dirs = snap.filesystem || [];
+  if (dirs.length) body.append(dc.el('h3', {}, 'Directory snapshots'), dc.table(dirs, null, 200));
+  if (!shown && !procs.length && !dirs.length) dc.noData(body, 'the traces carry no snapshot');
 });
 
 // Read, write and metadata time per process (run.processes[].io_cost_us {read, write, meta},

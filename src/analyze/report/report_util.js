@@ -47,7 +47,8 @@ dc.cards = (pairs) =>
 // A value for a table cell or key/value list, formatted by what its key says it is.
 dc.cell = (v, key) => {
   if (!dc.has(v)) return '';
-  if (typeof v === 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) return v.map((x) => (typeof x === 'object' ? JSON.stringify(x) : String(x))).join(' ');
+  if (typeof v === 'object') return Object.entries(v).map(([k, x]) => `${k}=${typeof x === 'object' ? JSON.stringify(x) : x}`).join(' ');
   if (typeof v !== 'number') return String(v);
   const k = String(key || '');
   if (/bytes$/.test(k)) return dc.fmtBytes(v);
