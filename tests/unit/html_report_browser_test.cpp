@@ -6,12 +6,7 @@
 // HTML_REPORT_ARTIFACTS for people to look at.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <map>
-#include <regex>
-#include <sstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -19,98 +14,33 @@
 #include <nlohmann/json.hpp>
 
 #include "analyze/html_report.h"
+#include "unit/headless_chromium.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using dc::test::attributes_of;
+using dc::test::browser_page;
+using dc::test::file_rows;
+using dc::test::html_chart_ids;
+using dc::test::read_text;
 using nlohmann::json;
-
-const std::vector<std::string> chart_ids = {
-    "chart-io-cost",     "chart-amp-system",   "chart-ops-system",     "chart-latency-system",
-    "chart-amp-scatter", "chart-volume-layer", "chart-latency-layer",  "chart-bandwidth",
-    "chart-heatmap",     "chart-access-size",  "chart-access-pattern", "chart-cache"};
-
-std::string read_text(const fs::path& p)
-{
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::string unescape_html(std::string s)
-{
-  const std::pair<const char*, const char*> entities[] = {
-      {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}};
-  for (const auto& [from, to] : entities)
-    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + std::string(to).size()))
-      s.replace(at, std::string(from).size(), to);
-  return s;
-}
-
-// The attributes of the element whose id is `id`, from serialized DOM text.
-std::map<std::string, std::string> attributes_of(const std::string& dom, const std::string& id)
-{
-  std::map<std::string, std::string> attrs;
-  const size_t at = dom.find("id=\"" + id + "\"");
-  if (at == std::string::npos)
-    return attrs;
-  const size_t open = dom.rfind('<', at), close = dom.find('>', at);
-  const std::string tag = dom.substr(open, close - open);
-  static const std::regex attr(R"re(([\w-]+)="([^"]*)")re");
-  for (std::sregex_iterator it(tag.begin(), tag.end(), attr), end; it != end; ++it)
-    attrs[(*it)[1]] = unescape_html((*it)[2]);
-  return attrs;
-}
-
-// The data-file of each row of the top files table, in order.
-std::vector<std::string> file_rows(const std::string& dom)
-{
-  std::vector<std::string> rows;
-  const size_t table = dom.find("id=\"files-table\"");
-  if (table == std::string::npos)
-    return rows;
-  const std::string body = dom.substr(table, dom.find("</table>", table) - table);
-  static const std::regex row(R"re(<tr data-file="([^"]*)")re");
-  for (std::sregex_iterator it(body.begin(), body.end(), row), end; it != end; ++it)
-    rows.push_back(unescape_html((*it)[1]));
-  return rows;
-}
-
-struct browser_run {
-  std::string dom;
-  std::string console;  // the page's console lines from Chromium's log
-};
 
 class HtmlReportBrowser : public ::testing::Test {
  protected:
   void SetUp() override
   {
-    const char* env = std::getenv("DATACRUMBS_CHROMIUM");
-    chromium_ = env ? env : "chromium";
-    ASSERT_EQ(std::system(("command -v " + chromium_ + " >/dev/null").c_str()), 0)
-        << chromium_ << " not found: scripts/install-deps.sh installs Debian's chromium";
+    ASSERT_TRUE(dc::test::chromium_available())
+        << dc::test::chromium_binary() << " not found: scripts/install-deps.sh installs Debian's chromium";
     dir_ = fs::temp_directory_path() / ("dc-html-browser-" + std::to_string(::getpid()));
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // Runs headless Chromium on file://page + fragment with `mode` (--dump-dom or --screenshot=...).
-  browser_run open(const fs::path& page, const std::string& fragment, const std::string& mode)
+  browser_page open(const fs::path& page, const std::string& fragment, const std::string& mode)
   {
-    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string cmd = "timeout 120 " + chromium_ +
-                            " --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run"
-                            " --user-data-dir=" +
-                            (dir_ / "profile").string() +
-                            " --enable-logging=stderr --v=0 --window-size=1400,9000 " + mode + " 'file://" +
-                            page.string() + fragment + "' >" + out.string() + " 2>" + err.string();
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << read_text(err);
-    browser_run run{read_text(out), ""};
-    std::istringstream lines(read_text(err));
-    for (std::string line; std::getline(lines, line);)
-      if (line.find(":CONSOLE") != std::string::npos)
-        run.console += line + "\n";
+    browser_page run = dc::test::open_in_chromium(page, fragment, mode, dir_);
+    EXPECT_EQ(run.status, 0) << run.log;
     return run;
   }
 
@@ -122,15 +52,6 @@ class HtmlReportBrowser : public ::testing::Test {
     return page;
   }
 
-  static void expect_clean(const browser_run& run)
-  {
-    EXPECT_EQ(run.console, "") << "the page wrote to the console";
-    const auto errors = attributes_of(run.dom, "dc-errors");
-    EXPECT_EQ(errors.count("data-count") ? errors.at("data-count") : "missing", "0");
-    EXPECT_NE(run.dom.find("data-rendered=\"done\""), std::string::npos) << "report.js did not finish";
-  }
-
-  std::string chromium_;
   fs::path dir_;
 };
 
@@ -139,9 +60,9 @@ TEST_F(HtmlReportBrowser, RealisticReportDrawsEveryChartAndTheTopFiles)
   const json report =
       json::parse(read_text(fs::path(DATACRUMBS_SOURCE_DIR) / "tests/data/analyze/report_fixture.json"));
   const fs::path page = render(report, "report.html");
-  const browser_run run = open(page, "", "--dump-dom");
-  expect_clean(run);
-  for (const std::string& id : chart_ids) {
+  const browser_page run = open(page, "", "--dump-dom");
+  dc::test::expect_clean_report(run);
+  for (const std::string& id : html_chart_ids) {
     const auto attrs = attributes_of(run.dom, id);
     EXPECT_EQ(attrs.count("data-status") ? attrs.at("data-status") : "missing", "drawn") << id;
     EXPECT_GT(attrs.count("data-ink") ? std::stol(attrs.at("data-ink")) : 0, 100)
@@ -184,8 +105,8 @@ TEST_F(HtmlReportBrowser, TopFilesSortByTheColumnTheAddressNames)
 {
   const json report =
       json::parse(read_text(fs::path(DATACRUMBS_SOURCE_DIR) / "tests/data/analyze/report_fixture.json"));
-  const browser_run run = open(render(report, "report.html"), "#files-sort=meta_s", "--dump-dom");
-  expect_clean(run);
+  const browser_page run = open(render(report, "report.html"), "#files-sort=meta_s", "--dump-dom");
+  dc::test::expect_clean_report(run);
   const auto table = attributes_of(run.dom, "files-table");
   EXPECT_EQ(table.at("data-sort-key"), "meta_s");
   EXPECT_EQ(table.at("data-sort-order"), "desc");
@@ -209,10 +130,11 @@ TEST_F(HtmlReportBrowser, LabelledSystemsAndPerProcessTimesAreDrawnWhenPresent)
   system["system"] = "ior";
   system["processes"] = 4;
   report["amplification"]["systems"] = json::array({system});
-  const browser_run run = open(render(report, "labelled.html"), "", "--dump-dom");
-  expect_clean(run);
+  const browser_page run = open(render(report, "labelled.html"), "", "--dump-dom");
+  dc::test::expect_clean_report(run);
   EXPECT_EQ(attributes_of(run.dom, "chart-io-cost")["data-source"], "processes");
-  for (const std::string& id : chart_ids) EXPECT_EQ(attributes_of(run.dom, id)["data-status"], "drawn") << id;
+  for (const std::string& id : html_chart_ids)
+    EXPECT_EQ(attributes_of(run.dom, id)["data-status"], "drawn") << id;
   EXPECT_NE(run.dom.find("<span class=\"amp-rows\">system</span>"), std::string::npos);
 }
 
@@ -228,9 +150,9 @@ TEST_F(HtmlReportBrowser, EmptyReportSaysNoDataInEveryChart)
     "timeseries": {"bin_ms": 100, "start_us": 0, "layers": {}},
     "heatmap": {"bin_ms": 100, "start_us": 0, "rows": []},
     "diagnostics": [], "snapshots": {"system": {}, "processes": [], "filesystem": []}})");
-  const browser_run run = open(render(empty, "empty.html"), "", "--dump-dom");
-  expect_clean(run);
-  for (const std::string& id : chart_ids) {
+  const browser_page run = open(render(empty, "empty.html"), "", "--dump-dom");
+  dc::test::expect_clean_report(run);
+  for (const std::string& id : html_chart_ids) {
     const auto attrs = attributes_of(run.dom, id);
     EXPECT_EQ(attrs.count("data-status") ? attrs.at("data-status") : "missing", "empty") << id;
   }

@@ -71,15 +71,15 @@ dc.chart('chart-io-cost', () => {
   const fig = document.getElementById('chart-io-cost');
   let rows = (run.processes || []).filter((p) => dc.anyPositive(Object.values(costOf(p))))
     .map((p) => ({label: processLabel(p), read: costOf(p).read, write: costOf(p).write, meta: costOf(p).meta}));
-  fig.dataset.source = 'processes';
-  let note = '';
+  let note = '', source = 'processes';
   if (!rows.length) {
     const t = (kind) => files.reduce((s, f) => s + dc.num((f.fcounters || {})[`${f.module || 'POSIX'}_F_${kind}_TIME`]) * 1e6, 0);
     rows = [{label: 'all processes', read: t('READ'), write: t('WRITE'), meta: t('META')}];
     if (!dc.anyPositive([rows[0].read, rows[0].write, rows[0].meta])) return 'no I/O time in the report';
-    fig.dataset.source = 'files';
+    source = 'files';
     note = 'The report has no per-process split: this is the whole job, summed over its files.';
   }
+  fig.dataset.source = source;
   const total = (r) => dc.num(r.read) + dc.num(r.write) + dc.num(r.meta);
   rows.sort((x, y) => total(y) - total(x));
   const shown = rows.slice(0, 40);
