@@ -119,7 +119,8 @@ TEST_F(HtmlReportBrowser, TopFilesSortByTheColumnTheAddressNames)
   EXPECT_EQ(rows, most_meta_time);
 }
 
-TEST_F(HtmlReportBrowser, LabelledSystemsAndPerProcessTimesAreDrawnWhenPresent)
+// Also a run of 4000 bins (each fixture bin split in 100): the page draws it in wider bins.
+TEST_F(HtmlReportBrowser, LabelledSystemsPerProcessTimesAndThousandsOfBinsAreDrawn)
 {
   json report =
       json::parse(read_text(fs::path(DATACRUMBS_SOURCE_DIR) / "tests/data/analyze/report_fixture.json"));
@@ -130,6 +131,16 @@ TEST_F(HtmlReportBrowser, LabelledSystemsAndPerProcessTimesAreDrawnWhenPresent)
   system["system"] = "ior";
   system["processes"] = 4;
   report["amplification"]["systems"] = json::array({system});
+  auto split = [](json& bytes) {
+    json fine = json::array();
+    for (const json& b : bytes)
+      for (int i = 0; i < 100; ++i) fine.push_back(b.get<int64_t>() / 100);
+    bytes = std::move(fine);
+  };
+  for (auto& [layer, series] : report["timeseries"]["layers"].items()) split(series["bytes"]);
+  for (json& row : report["heatmap"]["rows"]) split(row["bytes"]);
+  report["timeseries"]["bin_ms"] = 2.5;
+  report["heatmap"]["bin_ms"] = 2.5;
   const browser_page run = open(render(report, "labelled.html"), "", "--dump-dom");
   dc::test::expect_clean_report(run);
   EXPECT_EQ(attributes_of(run.dom, "chart-io-cost")["data-source"], "processes");

@@ -185,31 +185,43 @@ dc.section('layers-table', (body) => {
 });
 
 const binSeconds = (ts) => (dc.num(ts.bin_ms) || 1) / 1000;
+// The page draws at most `limit` time bins: each is the sum of k of the report's (a run with
+// thousands of bins stays quick to draw and readable); returns the widened section and a summer.
+const coarsen = (section, arrays, limit) => {
+  const k = Math.max(1, Math.ceil(arrays.reduce((m, a) => Math.max(m, a.length), 0) / limit));
+  const sum = (a) => Array.from({length: Math.ceil(a.length / k)},
+                                (_, i) => a.slice(i * k, i * k + k).reduce((s, v) => s + dc.num(v), 0));
+  return {wide: {...section, bin_ms: (dc.num(section.bin_ms) || 1) * k}, sum};
+};
 const binLabels = (ts, n) => Array.from({length: n}, (_, i) => (i * binSeconds(ts)).toFixed(binSeconds(ts) < 1 ? 2 : 0));
 
 dc.chart('chart-bandwidth', () => {
   const ts = R.timeseries || {};
-  const entries = Object.entries(ts.layers || {}).filter(([, v]) => dc.anyPositive(v.bytes || []));
-  if (!entries.length) return 'no bytes in any time bin';
-  const n = Math.max(...entries.map(([, v]) => v.bytes.length));
-  const datasets = entries.map(([name, v], i) => ({
-    label: name, data: v.bytes.map((b) => dc.num(b) / binSeconds(ts) / 1e6), borderColor: dc.palette[i % 10],
+  const raw = Object.entries(ts.layers || {}).filter(([, v]) => dc.anyPositive(v.bytes || []));
+  if (!raw.length) return 'no bytes in any time bin';
+  const {wide, sum} = coarsen(ts, raw.map(([, v]) => v.bytes), 600);
+  const entries = raw.map(([name, v]) => [name, sum(v.bytes)]);
+  const n = entries.reduce((m, [, b]) => Math.max(m, b.length), 0);
+  const datasets = entries.map(([name, bytes], i) => ({
+    label: name, data: bytes.map((b) => b / binSeconds(wide) / 1e6), borderColor: dc.palette[i % 10],
     backgroundColor: dc.palette[i % 10], pointRadius: 0, borderWidth: 2, tension: 0.1}));
-  return {config: {type: 'line', data: {labels: binLabels(ts, n), datasets},
+  return {config: {type: 'line', data: {labels: binLabels(wide, n), datasets},
     options: {interaction: {mode: 'index', intersect: false},
               scales: {x: {title: dc.axisTitle('seconds since start'), ticks: {maxTicksLimit: 20, maxRotation: 0}},
                        y: {title: dc.axisTitle('MB/s')}}}}};
 });
 
 dc.chart('chart-heatmap', () => {
-  const hm = R.heatmap || {};
-  const rows = (hm.rows || []).filter((r) => dc.anyPositive(r.bytes || []));
-  if (!rows.length) return 'no bytes per process over time';
-  const n = Math.max(...rows.map((r) => r.bytes.length));
-  const max = Math.max(...rows.flatMap((r) => r.bytes.map(dc.num)));
+  const section = R.heatmap || {};
+  const busy = (section.rows || []).filter((r) => dc.anyPositive(r.bytes || []));
+  if (!busy.length) return 'no bytes per process over time';
+  const {wide: hm, sum} = coarsen(section, busy.map((r) => r.bytes), 200);
+  const rows = busy.map((r) => ({...r, bytes: sum(r.bytes)}));
+  const n = rows.reduce((m, r) => Math.max(m, r.bytes.length), 0);
+  const max = rows.reduce((m, r) => r.bytes.reduce((mm, v) => Math.max(mm, v), m), 0);
   const names = rows.map((r) => r.process);
   const cells = rows.flatMap((r) => r.bytes.map((b, x) => ({x, y: r.process, v: dc.num(b)}))).filter((c) => c.v > 0);
-  const min = Math.min(...cells.map((c) => c.v));
+  const min = cells.reduce((m, c) => Math.min(m, c.v), Infinity);
   // Log colour scale from the smallest to the largest bin (light orange to dark red), so bins
   // orders of magnitude apart still look different.
   const colour = (v) => {
