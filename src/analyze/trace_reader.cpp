@@ -137,7 +137,7 @@ struct in_flight {
 
 class progress_bar {
  public:
-  progress_bar(bool on, uint64_t total) : on_(on && total >= (64ull << 20)), total_(total) {}
+  progress_bar(bool on, uint64_t total) : on_(on && total >= (16ull << 20)), total_(total) {}
   void update(uint64_t done)
   {
     if (!on_)
