@@ -18,7 +18,11 @@ packages=(
   patchelf
   # runtime ground truth and peers used by tests and benchmarks
   strace bpftrace util-linux procps coreutils gzip e2fsprogs xfsprogs postgresql
+  # the HTML report: npm installs its pinned charting libraries, the browser test opens it
+  nodejs chromium
 )
+# Debian's npm, unless the installed nodejs brings its own (NodeSource's does).
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -34,4 +38,13 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q >/dev/null
   apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The HTML report's charting libraries, at the versions pinned in package-lock.json, into the
+# git-ignored node_modules the build embeds them from; skipped while that install is current.
+report_dir="$(cd "$(dirname "$0")/../src/analyze/report" && pwd)"
+if [[ ! -f "$report_dir/node_modules/.package-lock.json" ||
+      "$report_dir/package-lock.json" -nt "$report_dir/node_modules/.package-lock.json" ]]; then
+  echo "install-deps: npm ci in $report_dir" >&2
+  (cd "$report_dir" && npm ci --no-fund --no-audit --loglevel=error >/dev/null)
 fi

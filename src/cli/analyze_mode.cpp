@@ -10,6 +10,7 @@
 #include "analyze/analysis.h"
 #include "analyze/csv_events.h"
 #include "analyze/csv_tables.h"
+#include "analyze/html_report.h"
 #include "analyze/trace_reader.h"
 #include "sink/gzip_members.h"
 
@@ -73,9 +74,6 @@ result<analyze::analysis> merge_partials(const std::vector<std::string>& paths)
 
 result<int> run_analyze(const analyze_options& o)
 {
-  if (!o.html_path.empty())
-    // Hook: the HTML renderer (issue 12) takes the report JSON.
-    return fail("--html is not in this build yet", 2);
   if (!o.csv_dir.empty())
     if (auto made = analyze::make_directory(o.csv_dir); !made)
       return std::unexpected(made.error());
@@ -125,6 +123,9 @@ result<int> run_analyze(const analyze_options& o)
       return std::unexpected(w.error());
   if (!o.csv_dir.empty())
     if (auto w = analyze::write_report_tables(report, o.csv_dir); !w)
+      return std::unexpected(w.error());
+  if (!o.html_path.empty())
+    if (auto w = analyze::write_html_report(report, o.html_path); !w)
       return std::unexpected(w.error());
   std::fputs(analyze::text_report(report).c_str(), stdout);
   if (all.inputs.lines == 0) {
