@@ -18,6 +18,8 @@ packages=(
   patchelf
   # runtime ground truth and peers used by tests and benchmarks
   strace bpftrace util-linux procps coreutils gzip e2fsprogs xfsprogs postgresql
+  # many traces on a Dask cluster (python/datacrumbs_dask; Debian's /usr/bin/python3)
+  python3-dask python3-distributed
 )
 
 missing=()

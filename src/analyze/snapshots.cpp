@@ -70,8 +70,10 @@ void snapshots::add(const record& r)
     d.truncated = value->value("truncated", false);
     if (auto e = value->find("entries"); e != value->end() && e->is_array())
       for (auto& entry : *e)
-        if (entry.is_object())
-          d.entries[str(entry, "path")] = std::move(entry);
+        if (entry.is_object()) {
+          std::string path = str(entry, "path");  // before the move: json's operator= takes its value first
+          d.entries[path] = std::move(entry);
+        }
   }
 }
 

@@ -159,9 +159,12 @@ nlohmann::json process_snapshot(uint32_t pid, const std::vector<std::string>* ar
   return j;
 }
 
-std::vector<snapshot_line> directory_snapshot(const std::string& dir, std::string_view when, uint32_t pid,
+std::vector<snapshot_line> directory_snapshot(const std::string& given, std::string_view when, uint32_t pid,
                                               size_t per_line, size_t max_entries)
 {
+  std::error_code abs_ec;
+  std::string dir = fs::absolute(given, abs_ec).lexically_normal().string();
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   uint64_t ts = snapshot_now_us();
   nlohmann::json entries = nlohmann::json::array();
   std::string problem;

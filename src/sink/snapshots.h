@@ -43,7 +43,7 @@ nlohmann::json system_spec();
 // gives {"pid": PID, "gone": true}.
 nlohmann::json process_snapshot(uint32_t pid, const std::vector<std::string>* argv = nullptr);
 
-// Every entry under `dir` (not following symbolic links): path, type, size, mtime, in lines of
+// Every entry under `dir` (made absolute; not following symbolic links): path, type, size, mtime, in lines of
 // at most `per_line` entries (at least one line, also for an empty or missing directory).
 std::vector<snapshot_line> directory_snapshot(const std::string& dir, std::string_view when, uint32_t pid,
                                               size_t per_line = 1000, size_t max_entries = 1000000);
