@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "runtime/deploy_fixture.h"
 #include "runtime/runtime_helpers.h"
 
 namespace dc::test {
@@ -166,6 +167,39 @@ TEST_F(runtime_test, SnapshotOfAMissingDirectorySaysSo)
     EXPECT_EQ(s["error"], "not a directory");
   }
   EXPECT_EQ(lines, 2u);  // start and end
+}
+
+// The daemon records the system at start and every registering process when the trace first
+// names it, read from its /proc while it runs.
+TEST_F(deploy_test, TheDaemonSnapshotsTheSystemAndEachRegisteredProcess)
+{
+  auto info = start_daemon(probes, "snap1");
+  ASSERT_FALSE(info.is_null());
+  std::string work = dir / "work";
+  std::filesystem::create_directory(work);
+  std::string script = "sleep 0.5; echo done > out.txt";
+  ASSERT_EQ(run_shell("cd " + shell_quote(work) + " && env PMIX_RANK=2 SLURM_JOB_ID=99 " + bin_dir +
+                      "/datacrumbs_wrap sh -c " + shell_quote(script)),
+            0);
+  stop_daemon("snap1");
+
+  auto trace = parse_trace_text(read_gzip_members(info["trace"]).text);
+  auto systems = snapshots(trace, "snapshot_system");
+  ASSERT_EQ(systems.size(), 1u);
+  EXPECT_EQ(systems[0]["kernel"], output_of(dir, "uname -r"));
+  auto processes = snapshots(trace, "snapshot_process");
+  const nlohmann::json* sh = nullptr;
+  for (const auto& p : processes)
+    if (p["command"] == "sh -c " + script)
+      sh = &p;
+  ASSERT_NE(sh, nullptr) << "no snapshot of the registered process";
+  EXPECT_EQ((*sh)["argv"], (std::vector<std::string>{"sh", "-c", script}));
+  EXPECT_EQ((*sh)["cwd"], work);
+  EXPECT_EQ((*sh)["uid"], getuid());
+  EXPECT_EQ((*sh)["env"]["PMIX_RANK"], "2");
+  EXPECT_EQ((*sh)["env"]["SLURM_JOB_ID"], "99");
+  EXPECT_EQ((*sh)["rank"], 2);
+  EXPECT_EQ((*sh)["exe"], std::filesystem::canonical("/bin/sh").string());
 }
 
 }  // namespace
