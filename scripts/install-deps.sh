@@ -9,7 +9,7 @@ packages=(
   # BPF toolchain and libraries
   libbpf-dev bpftool libelf-dev zlib1g-dev libdeflate-dev
   # C++ libraries
-  libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev libyaml-cpp-dev libssl-dev
+  libcli11-dev nlohmann-json3-dev libsimdjson-dev libgtest-dev libbenchmark-dev libyaml-cpp-dev libssl-dev
   # real libraries the user-space layers are tested against
   libhdf5-openmpi-dev openmpi-bin
   # <sys/sdt.h>: the USDT test program defines its probes with it

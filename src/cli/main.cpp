@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "cli/analyze_mode.h"
 #include "cli/daemon_mode.h"
 #include "cli/explore_mode.h"
 #include "cli/layers_mode.h"
@@ -92,11 +93,33 @@ int main(int argc, char** argv)
                         "list the kernel's tracepoints and which layers are live");
   explore_cmd->add_flag("--usdt", explore.usdt, "list the binary's USDT probes (provider:name) instead");
 
+  dc::analyze_options analyze;
+  bool no_progress = false;
+  auto* analyze_cmd = app.add_subcommand(
+      "analyze", "report what traced programs did, from traces (ours or DFTracer's) or partial results");
+  analyze_cmd->add_option("paths", analyze.inputs, "trace files, directories (searched recursively) or globs")
+      ->required();
+  analyze_cmd->add_flag("--merge", analyze.merge, "the paths are partial results (--partial) to merge");
+  analyze_cmd->add_option("--json", analyze.json_path, "write the report as JSON to this file");
+  analyze_cmd->add_option("--csv", analyze.csv_dir, "write the CSV tables into this directory");
+  analyze_cmd->add_option("--html", analyze.html_path, "write the report as one self-contained HTML page");
+  analyze_cmd->add_option("--partial", analyze.partial_path,
+                          "also write a mergeable partial result of these inputs (.gz: gzipped)");
+  analyze_cmd
+      ->add_option("--bin-ms", analyze.bin_ms, "time-series bin width in ms (default: from the run length)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  analyze_cmd->add_option("--threads", analyze.threads, "workers that inflate and parse (default: all cores)")
+      ->check(CLI::Range(1u, 4096u));
+  analyze_cmd->add_flag("--no-progress", no_progress, "no progress bar on stderr");
+
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run" &&
-      std::string_view(argv[1]) != "layers" && std::string_view(argv[1]) != "explore") {
-    std::fprintf(stderr,
-                 "datacrumbs: unknown command '%s' (expected 'run', 'layers', 'explore' or a probe file)\n",
-                 argv[1]);
+      std::string_view(argv[1]) != "layers" && std::string_view(argv[1]) != "explore" &&
+      std::string_view(argv[1]) != "analyze") {
+    std::fprintf(
+        stderr,
+        "datacrumbs: unknown command '%s' (expected 'run', 'layers', 'explore', 'analyze' or a probe "
+        "file)\n",
+        argv[1]);
     return 2;
   }
   try {
@@ -112,6 +135,15 @@ int main(int argc, char** argv)
 
   if (*run_cmd) {
     auto code = dc::run_traced(run);
+    return code ? *code : report(code.error());
+  }
+  if (*analyze_cmd) {
+    if (analyze.merge && !analyze.partial_path.empty()) {
+      std::fprintf(stderr, "datacrumbs: analyze: --partial takes traces, not --merge's partials\n");
+      return 2;
+    }
+    analyze.progress = !no_progress;
+    auto code = dc::run_analyze(analyze);
     return code ? *code : report(code.error());
   }
   if (*explore_cmd) {

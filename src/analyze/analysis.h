@@ -1,0 +1,48 @@
+// Every section of the analysis, fed record by record. Adding a section: one member here and
+// one line in add, end_file, merge, partial, from_partial and report (analysis.cpp).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "analyze/inputs_section.h"
+#include "analyze/layers_section.h"
+#include "analyze/names_section.h"
+#include "analyze/record.h"
+#include "analyze/run_section.h"
+#include "analyze/timeline_section.h"
+#include "core/result.h"
+
+namespace dc::analyze {
+
+constexpr int partial_version = 1;
+constexpr int report_version = 1;
+
+struct analysis {
+  inputs_section inputs;
+  names_section names;
+  run_section run;
+  layers_section layers;
+  timeline_section timeline;
+  // Hook: the files/amplification/page_cache/network/diagnostics/snapshots accumulators.
+
+  void add(const record& r)
+  {
+    names.add(r);
+    run.add(r);
+    layers.add(r);
+    timeline.add(r);
+  }
+  void end_file() { layers.end_file(); }
+
+  void merge(const analysis& other);
+  nlohmann::json partial() const;
+  static dc::result<analysis> from_partial(const nlohmann::json& j);
+  // The report JSON (docs/analyze.md); bin_ms 0: chosen from the run length.
+  nlohmann::json report(uint64_t bin_ms) const;
+};
+
+// The text report printed on stdout, rendered from the report JSON.
+std::string text_report(const nlohmann::json& report);
+
+}  // namespace dc::analyze

@@ -1,0 +1,146 @@
+#include "analyze/layers_section.h"
+
+#include <algorithm>
+
+#include "analyze/record_values.h"
+
+namespace dc::analyze {
+
+void layers_section::add(const record& r)
+{
+  if (!is_call(r))
+    return;
+  auto layer = ops.find(r.cat);
+  if (layer == ops.end())
+    layer = ops.emplace(std::string(r.cat), std::map<std::string, op_totals, std::less<>>{}).first;
+  auto op = layer->second.find(r.name);
+  if (op == layer->second.end())
+    op = layer->second.emplace(std::string(r.name), op_totals{}).first;
+  auto lt = layers.find(r.cat);
+  if (lt == layers.end())
+    lt = layers.emplace(std::string(r.cat), layer_times{}).first;
+  uint64_t n = call_count(r), b = io_bytes(r), t = call_time_us(r);
+  op_totals& o = op->second;
+  o.count += n;
+  o.bytes += b;
+  o.time_us += t;
+  layer_times& l = lt->second;
+  l.count += n;
+  l.bytes += b;
+  l.time_us += t;
+  if (r.ph != phase::complete)
+    return;
+  o.latency.add(static_cast<uint64_t>(r.dur_us));
+  if (r.level >= 1 && r.p_idx < 0)
+    l.top_level_us += t;
+  if (r.p_idx >= 0)
+    waiting[{r.pid, r.p_idx}] += t;
+  if (r.id >= 0 && !waiting.empty())
+    if (auto w = waiting.find({r.pid, r.id}); w != waiting.end()) {
+      l.nested_us += w->second;
+      waiting.erase(w);
+    }
+}
+
+void layers_section::end_file()
+{
+  for (const auto& [key, t] : waiting) orphan_us += t;
+  waiting.clear();
+}
+
+void layers_section::merge(const layers_section& o)
+{
+  for (const auto& [layer, by_op] : o.ops)
+    for (const auto& [name, q] : by_op) {
+      op_totals& p = ops[layer][name];
+      p.count += q.count;
+      p.bytes += q.bytes;
+      p.time_us += q.time_us;
+      p.latency.merge(q.latency);
+    }
+  for (const auto& [layer, q] : o.layers) {
+    layer_times& p = layers[layer];
+    p.count += q.count;
+    p.bytes += q.bytes;
+    p.time_us += q.time_us;
+    p.nested_us += q.nested_us;
+    p.top_level_us += q.top_level_us;
+  }
+  orphan_us += o.orphan_us;
+}
+
+nlohmann::json layers_section::partial() const
+{
+  nlohmann::json o = nlohmann::json::array(), l = nlohmann::json::array();
+  for (const auto& [layer, by_op] : ops)
+    for (const auto& [name, p] : by_op)
+      o.push_back({{"layer", layer},
+                   {"op", name},
+                   {"count", p.count},
+                   {"bytes", p.bytes},
+                   {"time_us", p.time_us},
+                   {"latency", p.latency.partial()}});
+  for (const auto& [layer, p] : layers)
+    l.push_back({{"layer", layer},
+                 {"count", p.count},
+                 {"bytes", p.bytes},
+                 {"time_us", p.time_us},
+                 {"nested_us", p.nested_us},
+                 {"top_level_us", p.top_level_us}});
+  return {{"ops", o}, {"layers", l}, {"orphan_us", orphan_us}};
+}
+
+dc::result<layers_section> layers_section::from_partial(const nlohmann::json& j)
+{
+  layers_section s;
+  try {
+    for (const auto& q : j.at("ops")) {
+      op_totals& p = s.ops[q.at("layer").get<std::string>()][q.at("op").get<std::string>()];
+      p.count = q.at("count").get<uint64_t>();
+      p.bytes = q.at("bytes").get<uint64_t>();
+      p.time_us = q.at("time_us").get<uint64_t>();
+      auto sketch = latency_sketch::from_partial(q.at("latency"));
+      if (!sketch)
+        return std::unexpected(sketch.error());
+      p.latency = std::move(*sketch);
+    }
+    for (const auto& q : j.at("layers")) {
+      layer_times& p = s.layers[q.at("layer").get<std::string>()];
+      p.count = q.at("count").get<uint64_t>();
+      p.bytes = q.at("bytes").get<uint64_t>();
+      p.time_us = q.at("time_us").get<uint64_t>();
+      p.nested_us = q.at("nested_us").get<uint64_t>();
+      p.top_level_us = q.at("top_level_us").get<uint64_t>();
+    }
+    s.orphan_us = j.at("orphan_us").get<uint64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    return dc::fail(std::string("layers: ") + e.what());
+  }
+  return s;
+}
+
+nlohmann::json layers_section::report(const name_map&, double wall_s) const
+{
+  auto rate = [&](double v) { return wall_s > 0 ? nlohmann::json(v / wall_s) : nlohmann::json(nullptr); };
+  nlohmann::json o = nlohmann::json::array(), l = nlohmann::json::array();
+  for (const auto& [layer, by_op] : ops)
+    for (const auto& [name, p] : by_op)
+      o.push_back({{"layer", layer},
+                   {"op", name},
+                   {"count", p.count},
+                   {"bytes", p.bytes},
+                   {"time_us", p.time_us},
+                   {"ops_per_s", rate(static_cast<double>(p.count))},
+                   {"mb_per_s", rate(static_cast<double>(p.bytes) / 1e6)},
+                   {"latency_us", p.latency.report()}});
+  for (const auto& [layer, p] : layers)
+    l.push_back({{"layer", layer},
+                 {"count", p.count},
+                 {"bytes", p.bytes},
+                 {"time_us", p.time_us},
+                 {"unoverlapped_us", p.time_us - std::min(p.time_us, p.nested_us)},
+                 {"top_level_us", p.top_level_us}});
+  return {{"layers", o}, {"layer_time", l}};
+}
+
+}  // namespace dc::analyze

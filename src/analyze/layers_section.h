@@ -1,0 +1,56 @@
+// The report's "layers" (per layer and operation: count, bytes, time, rates, latency quantiles)
+// and "layer_time" (per layer: time, time not overlapped by the calls nested inside it, time
+// of its calls not inside a call of the layer above).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unordered_map>
+
+#include "analyze/latency_sketch.h"
+#include "analyze/record.h"
+#include "core/result.h"
+
+namespace dc::analyze {
+
+struct op_totals {
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  uint64_t time_us = 0;
+  latency_sketch latency;  // spans only: a counter sample has no single latency
+};
+
+struct layer_times {
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  uint64_t time_us = 0;
+  uint64_t nested_us = 0;     // time of calls whose parent is a call of this layer
+  uint64_t top_level_us = 0;  // time of calls placed on a thread with no parent
+};
+
+struct layers_section {
+  std::map<std::string, std::map<std::string, op_totals, std::less<>>, std::less<>> ops;
+  std::map<std::string, layer_times, std::less<>> layers;
+  uint64_t orphan_us = 0;  // time of nested calls whose parent never appeared in their file
+
+  void add(const record& r);
+  void end_file();  // children still waiting for a parent become orphans
+  void merge(const layers_section& other);
+  nlohmann::json partial() const;
+  static dc::result<layers_section> from_partial(const nlohmann::json& j);
+  // {"layers": [...], "layer_time": [...]}; rates over wall_s (null when 0).
+  nlohmann::json report(const name_map& names, double wall_s) const;
+
+  // (pid, parent id) -> time of its children seen so far (children are written before parents).
+  struct pid_id_hash {
+    size_t operator()(const std::pair<uint64_t, int64_t>& k) const
+    {
+      return std::hash<uint64_t>()(k.first * 0x9e3779b97f4a7c15ULL ^ static_cast<uint64_t>(k.second));
+    }
+  };
+  std::unordered_map<std::pair<uint64_t, int64_t>, uint64_t, pid_id_hash> waiting;
+};
+
+}  // namespace dc::analyze

@@ -1,0 +1,38 @@
+// Readings of a record shared by every section, so the rules live in one place.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "analyze/record.h"
+
+namespace dc::analyze {
+
+// The hash a FH/HH/SH metadata line defines: args.value, a number, or a string in hexadecimal.
+uint64_t defined_hash(const record& r);
+
+// A span of a traced layer ("ph":"X"), not DFTracer's own start/end spans.
+inline bool is_span(const record& r)
+{
+  return r.ph == phase::complete && r.cat != "dftracer";
+}
+// A profile-mode counter sample standing for calls (args.count, time_us, bytes); page-cache
+// counter samples (hits, misses, ...) are not calls.
+inline bool is_call_sample(const record& r)
+{
+  return r.ph == phase::counter && r.arg("count").has_value();
+}
+// Calls of a layer: what the layer breakdown counts.
+inline bool is_call(const record& r)
+{
+  return is_span(r) || is_call_sample(r);
+}
+
+// Calls the event stands for: a profile-mode counter sample's args.count, else 1.
+uint64_t call_count(const record& r);
+// Time spent in them (µs): a counter sample's args.time_us, else dur.
+uint64_t call_time_us(const record& r);
+// Bytes moved, by the rule of docs/analyze.md ("What is counted"); 0 for calls that move none.
+uint64_t io_bytes(const record& r);
+
+}  // namespace dc::analyze

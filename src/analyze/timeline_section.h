@@ -1,0 +1,50 @@
+// The report's "timeseries" (bytes and ops per layer per time bin) and "heatmap" (bytes per
+// process per time bin). Kept in sparse epoch-aligned base bins 2^level ms wide, the level
+// growing so the run spans at most max_bins: bins nest, so partials coarsened to a common
+// level and summed equal one run over all inputs exactly.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
+
+#include "analyze/record.h"
+#include "analyze/run_section.h"
+#include "core/result.h"
+
+namespace dc::analyze {
+
+struct timeline_cell {
+  uint64_t bytes = 0;
+  uint64_t ops = 0;
+};
+
+using bin_series = std::map<int64_t, timeline_cell>;  // bin index -> totals
+
+struct timeline_section {
+  static constexpr int64_t max_bins = 16384;
+
+  uint32_t level = 0;  // base bins are 2^level ms wide
+  int64_t min_us = INT64_MAX, max_us = INT64_MIN;
+  std::map<std::string, bin_series, std::less<>> layers;
+  // (host hash, pid, layer) -> bytes per bin (ops unused)
+  std::map<std::tuple<uint64_t, uint64_t, std::string>, bin_series, std::less<>> processes;
+
+  void add(const record& r);
+  void merge(const timeline_section& other);
+  nlohmann::json partial() const;
+  static dc::result<timeline_section> from_partial(const nlohmann::json& j);
+  // {"timeseries": {...}, "heatmap": {...}}; bin_ms 0: chosen from the run length.
+  nlohmann::json report(const name_map& names, const run_section& run, uint64_t bin_ms) const;
+
+  int64_t base_us() const { return int64_t{1000} << level; }
+  void coarsen_to(uint32_t new_level);
+};
+
+// The smallest level at which [min_us, max_us] spans at most max_bins bins.
+uint32_t level_for(int64_t min_us, int64_t max_us);
+
+}  // namespace dc::analyze

@@ -1,0 +1,325 @@
+#include "analyze/trace_reader.h"
+
+#include <glob.h>
+#include <libdeflate.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "analyze/chunk_source.h"
+#include "analyze/file_reader.h"
+
+namespace dc::analyze {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_trace_name(const std::string& name)
+{
+  return name.ends_with(".pfw") || name.ends_with(".pfw.gz");
+}
+
+class worker_pool {
+ public:
+  explicit worker_pool(unsigned n)
+  {
+    for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { run(); });
+  }
+  ~worker_pool()
+  {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+  }
+  void submit(std::function<void()> task)
+  {
+    {
+      std::lock_guard lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void run()
+  {
+    while (true) {
+      std::function<void()> task;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
+        if (tasks_.empty())
+          return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;
+  bool stop_ = false;
+  std::vector<std::jthread> threads_;  // last: joined before the queue is destroyed
+};
+
+struct chunk_result {
+  bool inflated = false;  // false: the applier streams this member itself
+  parsed_chunk chunk;
+};
+
+// One gzip member inflated whole with libdeflate, its size taken from its trailer; false when
+// the bytes are not exactly one member (a header lookalike cut it, or it is cut short).
+bool inflate_member(const std::string& in, std::string& out)
+{
+  if (in.size() < 18)
+    return false;
+  const auto* t = reinterpret_cast<const unsigned char*>(in.data() + in.size() - 4);
+  size_t isize = t[0] | (t[1] << 8) | (t[2] << 16) | (static_cast<size_t>(t[3]) << 24);
+  if (isize > in.size() * 1032 + 1024)  // beyond DEFLATE's largest ratio: not a trailer
+    return false;
+  out.reserve(isize + simdjson::SIMDJSON_PADDING);
+  out.resize(isize);
+  thread_local std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> d(
+      libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
+  size_t in_used = 0, out_used = 0;
+  auto rc =
+      libdeflate_gzip_decompress_ex(d.get(), in.data(), in.size(), out.data(), isize, &in_used, &out_used);
+  return rc == LIBDEFLATE_SUCCESS && in_used == in.size() && out_used == isize;
+}
+
+chunk_result work(chunk_piece& piece)
+{
+  chunk_result r;
+  if (piece.what == chunk_piece::kind::member) {
+    if (!inflate_member(piece.bytes, r.chunk.text))
+      return r;
+  } else if (piece.what == chunk_piece::kind::text) {
+    r.chunk.text = std::move(piece.bytes);
+    reserve_padding(r.chunk.text);
+  } else {
+    return r;
+  }
+  r.inflated = true;
+  thread_local line_parser parser;
+  parser.parse_chunk(r.chunk);
+  return r;
+}
+
+struct open_file {
+  std::string path;
+  chunk_source source;
+  file_reader reader;
+  uint64_t pos = 0;     // gzip: where the next member starts
+  bool resync = false;  // after corrupt data: the next piece's start is taken as a member start
+};
+
+struct in_flight {
+  open_file* file = nullptr;
+  chunk_piece::kind what = chunk_piece::kind::text;
+  uint64_t start = 0, end = 0;
+  bool end_of_file = false;
+  std::future<chunk_result> result;
+};
+
+class progress_bar {
+ public:
+  progress_bar(bool on, uint64_t total) : on_(on && total >= (64ull << 20)), total_(total) {}
+  void update(uint64_t done)
+  {
+    if (!on_)
+      return;
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(250))
+      return;
+    last_ = now;
+    std::fprintf(stderr, "\ranalyze: %3d%%  %.1f of %.1f MB", static_cast<int>(100.0 * done / total_),
+                 done / 1e6, total_ / 1e6);
+  }
+  ~progress_bar()
+  {
+    if (on_)
+      std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  bool on_;
+  uint64_t total_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+}  // namespace
+
+std::vector<std::string> expand_inputs(const std::vector<std::string>& paths, inputs_section& inputs)
+{
+  std::vector<std::string> out;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    auto st = fs::status(p, ec);
+    if (!ec && fs::is_directory(st)) {
+      std::vector<std::string> found;
+      for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (it->is_regular_file(ec) && is_trace_name(it->path().filename().string()))
+          found.push_back(it->path().string());
+      std::sort(found.begin(), found.end());
+      if (found.empty())
+        inputs.problem(p + ": no traces (*.pfw, *.pfw.gz) found");
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (!ec && fs::exists(st)) {
+      out.push_back(p);
+    } else if (p.find_first_of("*?[") != std::string::npos) {
+      glob_t g{};
+      if (glob(p.c_str(), 0, nullptr, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+      else
+        inputs.problem(p + ": no file matches");
+      globfree(&g);
+    } else {
+      inputs.problem(p + ": no such file");
+    }
+  }
+  return out;
+}
+
+void read_traces(const std::vector<std::string>& files, const reader_options& options, inputs_section& inputs,
+                 record_sink& sink)
+{
+  unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const size_t max_in_flight = 2 * threads + 2;
+  uint64_t total = 0, done = 0;
+  for (const std::string& f : files) {
+    std::error_code ec;
+    auto n = fs::file_size(f, ec);
+    total += ec ? 0 : n;
+  }
+  progress_bar bar(options.progress, total);
+  worker_pool pool(threads);
+  std::deque<std::unique_ptr<open_file>> open;  // files with pieces in flight, in order
+  std::deque<in_flight> queue;
+  size_t next_file = 0;
+  open_file* producing = nullptr;
+
+  auto produce = [&]() -> bool {
+    while (true) {
+      if (!producing) {
+        if (next_file == files.size())
+          return false;
+        const std::string& path = files[next_file++];
+        auto src = chunk_source::open(path);
+        if (!src) {
+          inputs.problem(src.error().message);
+          continue;
+        }
+        ++inputs.files;
+        inputs.bytes += src->size();
+        int fd = src->fd();
+        open.push_back(std::make_unique<open_file>(
+            open_file{path, std::move(*src), file_reader(path, fd, inputs, sink)}));
+        producing = open.back().get();
+      }
+      auto piece = std::make_shared<chunk_piece>();
+      if (producing->source.next(*piece)) {
+        auto task = std::make_shared<std::packaged_task<chunk_result()>>([piece] { return work(*piece); });
+        in_flight item{producing, piece->what, piece->start, piece->end, false, task->get_future()};
+        pool.submit([task] { (*task)(); });
+        queue.push_back(std::move(item));
+        return true;
+      }
+      queue.push_back(in_flight{producing, chunk_piece::kind::text, 0, 0, true, {}});
+      producing = nullptr;
+    }
+  };
+
+  // Streams the member at f.pos; moves f.pos past what it read.
+  auto stream = [&](open_file& f, uint64_t next_start) {
+    uint64_t at = f.pos;
+    auto res = f.reader.stream_member(at);
+    using st = file_reader::stream_status;
+    if (res.status == st::complete) {
+      f.pos = res.end;
+      f.source.resume_at(f.pos);
+      return;
+    }
+    f.reader.finish(true);
+    if (res.produced == 0 && res.status == st::corrupt) {
+      uint64_t stop = next_start > at ? next_start : f.source.size();
+      inputs.problem(f.path + ": " + std::to_string(stop - at) + " bytes at byte " + std::to_string(at) +
+                     " are not gzip (skipped)");
+      f.pos = stop;
+      return;
+    }
+    inputs.problem(f.path + ": " + (res.status == st::cut ? "truncated" : "corrupt") +
+                   " gzip member at byte " + std::to_string(at) + ": read up to line " +
+                   std::to_string(f.reader.lines()));
+    if (res.status == st::cut) {
+      f.pos = f.source.size();
+    } else {
+      f.pos = res.end;
+      f.resync = true;
+    }
+  };
+
+  auto consume = [&] {
+    in_flight item = std::move(queue.front());
+    queue.pop_front();
+    open_file& f = *item.file;
+    if (item.end_of_file) {
+      if (f.source.gzip() && f.pos < f.source.size() && !f.resync)
+        stream(f, f.source.size());
+      f.reader.finish(false);
+      done += f.source.size();
+      if (sink.end_file)
+        sink.end_file();
+      open.pop_front();
+      return;
+    }
+    chunk_result r = item.result.get();
+    if (f.source.gzip()) {
+      auto settle = [&] {
+        if (f.resync && item.start > f.pos) {  // corrupt data ended at the next header
+          f.pos = item.start;
+          f.resync = false;
+        }
+      };
+      settle();
+      while (item.start > f.pos) {  // bytes no piece starts at: stream them (garbage is reported)
+        stream(f, item.start);
+        settle();
+      }
+      if (item.start < f.pos)
+        return;  // inside a member the reader streamed
+      if (r.inflated) {
+        f.reader.apply(r.chunk);
+        f.pos = item.end;
+      } else {
+        stream(f, item.end);
+      }
+    } else {
+      f.reader.apply(r.chunk);
+    }
+    bar.update(done + std::min(f.pos, f.source.size()));
+  };
+
+  while (true) {
+    while (queue.size() < max_in_flight && produce()) {
+    }
+    if (queue.empty())
+      break;
+    consume();
+  }
+}
+
+}  // namespace dc::analyze
