@@ -6,7 +6,7 @@ import os
 import shutil
 import sys
 
-from .inputs import InputError, expand_paths, split_balanced
+from .inputs import expand_paths, split_balanced
 from .run import analyze_on_cluster
 
 
@@ -36,10 +36,12 @@ def _parser():
 
 
 def _binary(given):
+    """The datacrumbs binary (absolute), or None when there is none."""
     candidate = given or os.environ.get("DATACRUMBS_BIN") or shutil.which("datacrumbs")
-    if not candidate or not os.access(candidate, os.X_OK):
-        raise InputError(f"datacrumbs binary not found ({candidate or 'not on PATH'}); "
-                         "give --datacrumbs BIN")
+    if not candidate or not os.path.isfile(candidate) or not os.access(candidate, os.X_OK):
+        print(f"datacrumbs-dask: datacrumbs binary not found ({candidate or 'not on PATH'}); "
+              "give --datacrumbs BIN", file=sys.stderr)
+        return None
     return os.path.abspath(candidate)
 
 
@@ -61,12 +63,10 @@ def main(argv=None):
     if args.scheduler and args.workers:
         print("datacrumbs-dask: --workers sizes a LocalCluster; not with --scheduler", file=sys.stderr)
         return 2
-    try:
-        binary = _binary(args.datacrumbs)
-        files = expand_paths(args.paths)
-    except InputError as e:
-        print(f"datacrumbs-dask: {e}", file=sys.stderr)
+    binary = _binary(args.datacrumbs)
+    if binary is None:
         return 1
+    files = expand_paths(args.paths)
 
     from distributed import Client, LocalCluster
 
@@ -90,7 +90,7 @@ def main(argv=None):
     print(f"datacrumbs-dask: {len(files)} traces in {len(subsets)} parts on {workers} workers "
           f"({args.scheduler or 'LocalCluster'})", file=sys.stderr)
     try:
-        return analyze_on_cluster(client, binary, subsets, threads, _merge_args(args))
+        return analyze_on_cluster(client, binary, subsets, threads, _merge_args(args), os.getcwd())
     finally:
         client.close()
         if cluster is not None:

@@ -6,51 +6,47 @@ import os
 TRACE_SUFFIXES = (".pfw", ".pfw.gz")
 
 
-class InputError(Exception):
-    """A path that names no trace (one line for the user)."""
-
-
 def _traces_under(directory):
     found = []
-    for root, dirs, files in os.walk(directory):
-        dirs.sort()
-        found.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(TRACE_SUFFIXES))
-    return found
+    for root, _dirs, files in os.walk(directory):
+        found.extend(p for p in (os.path.join(root, f) for f in files)
+                     if p.endswith(TRACE_SUFFIXES) and os.path.isfile(p))
+    return sorted(found)
 
 
 def expand_paths(paths):
-    """Trace files named by PATHs: files as given, directories searched recursively for
-    *.pfw and *.pfw.gz (as `datacrumbs analyze` does), globs the shell left unexpanded.
-    Absolute paths, each once, in order. Raises InputError naming the first bad path."""
-    files = []
+    """The inputs `datacrumbs analyze PATH...` reads, in its order and spelled as it spells
+    them: a directory gives its trace files (*.pfw, *.pfw.gz, searched recursively, sorted by
+    path), a glob the shell left unexpanded its matches, a file itself. A path that gives
+    nothing (missing, an empty directory, a glob matching nothing) is kept as it is, so the
+    analyze that gets it reports it exactly as a single analyze would."""
+    inputs = []
     for path in paths:
         if os.path.isdir(path):
-            found = _traces_under(path)
-            if not found:
-                raise InputError(f"{path}: no traces (*.pfw, *.pfw.gz) found")
+            inputs.extend(_traces_under(path) or [path])
         elif os.path.exists(path):
-            found = [path]
+            inputs.append(path)
         elif glob.has_magic(path):
-            found = []
-            for match in sorted(glob.glob(path, recursive=True)):
-                found.extend(_traces_under(match) if os.path.isdir(match) else [match])
-            if not found:
-                raise InputError(f"{path}: matches no trace")
+            inputs.extend(sorted(glob.glob(path)) or [path])
         else:
-            raise InputError(f"{path}: no such file or directory")
-        files.extend(os.path.abspath(f) for f in found)
-    seen = set()
-    return [f for f in files if not (f in seen or seen.add(f))]
+            inputs.append(path)
+    return inputs
 
 
-def split_balanced(files, parts, size_of=os.path.getsize):
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def split_balanced(files, parts, size_of=_size):
     """Splits files into at most `parts` non-empty subsets of about equal bytes (largest file
     first into the lightest subset), each subset in the files' original order."""
     parts = max(1, min(parts, len(files)))
-    order = {f: i for i, f in enumerate(files)}
     loads = [[0, []] for _ in range(parts)]
-    for f in sorted(files, key=lambda f: (-size_of(f), order[f])):
-        lightest = min(range(parts), key=lambda i: (loads[i][0], i))
-        loads[lightest][0] += size_of(f)
-        loads[lightest][1].append(f)
-    return [sorted(subset, key=order.get) for _, subset in loads if subset]
+    for i in sorted(range(len(files)), key=lambda i: (-size_of(files[i]), i)):
+        lightest = min(range(parts), key=lambda p: (loads[p][0], p))
+        loads[lightest][0] += size_of(files[i])
+        loads[lightest][1].append(i)
+    return [[files[i] for i in sorted(indices)] for _, indices in loads if indices]

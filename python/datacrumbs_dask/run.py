@@ -17,13 +17,15 @@ def _send_tasks_by_value():
         pass
 
 
-def analyze_on_cluster(client, binary, subsets, threads, merge_args, log=sys.stderr):
+def analyze_on_cluster(client, binary, subsets, threads, merge_args, cwd, log=sys.stderr):
     """Runs one task per subset on `client`'s cluster and merges their partials with
     `binary analyze --merge ... merge_args` (its text report goes to stdout). Returns the exit
-    status: the merge's, or 1 when no subset could be read."""
+    status: the merge's, or 1 when no subset gave a partial. Tasks run in `cwd` (the client's:
+    paths are passed as the user spelled them, so problems name them as one analyze would)."""
     _send_tasks_by_value()
-    futures = client.map(tasks.analyze_subset, [binary] * len(subsets), subsets,
-                         [threads] * len(subsets), pure=False)
+    n = len(subsets)
+    futures = client.map(tasks.analyze_subset, [binary] * n, subsets, [threads] * n, [cwd] * n,
+                         pure=False)
     results = client.gather(futures)
     pids = {r["worker_pid"] for r in results if "worker_pid" in r}
     log.write(f"datacrumbs-dask: {len(results)} parts ran in {len(pids)} worker processes\n")
@@ -32,7 +34,9 @@ def analyze_on_cluster(client, binary, subsets, threads, merge_args, log=sys.std
         for i, r in enumerate(results):
             if r["stderr"]:
                 log.write(r["stderr"])
-            if r["returncode"] != 0 or not r["partial"]:
+            # analyze writes its partial also when nothing in it could be read (exit 1): its
+            # problems are part of the report.
+            if not r["partial"]:
                 log.write(f"datacrumbs-dask: part {i + 1} ({r['files']} traces) gave no partial "
                           f"(analyze exited with {r['returncode']})\n")
                 continue

@@ -9,22 +9,24 @@ import subprocess
 import tempfile
 
 
-def analyze_subset(binary, files, threads):
-    """Runs `binary analyze FILES --partial P --threads N` here and returns
+def analyze_subset(binary, files, threads, cwd):
+    """Runs `binary analyze FILES --partial P --threads N` here, in directory `cwd`, and returns
     {"returncode", "partial" (the gzipped partial's bytes, b"" on failure), "stderr", "files"}."""
     with tempfile.TemporaryDirectory(prefix="datacrumbs-dask-") as tmp:
         partial = os.path.join(tmp, "partial.json.gz")
-        command = [binary, "analyze", *files, "--partial", partial]
+        command = [binary, "analyze", "--partial", partial]
         if threads:
             command += ["--threads", str(threads)]
+        command += ["--", *files]  # a path may start with "-"
         try:
             done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  check=False)
+                                  cwd=cwd, check=False)
         except OSError as e:
             return {"returncode": 127, "partial": b"", "files": len(files),
-                    "stderr": f"cannot run {binary}: {e.strerror}\n"}
+                    "worker_pid": os.getpid(),
+                    "stderr": f"cannot run {binary} in {cwd}: {e.strerror}\n"}
         data = b""
-        if done.returncode == 0 and os.path.exists(partial):
+        if os.path.exists(partial):
             with open(partial, "rb") as f:
                 data = f.read()
         return {"returncode": done.returncode, "partial": data, "files": len(files),

@@ -9,6 +9,7 @@ void analysis::merge(const analysis& o)
   run.merge(o.run);
   layers.merge(o.layers);
   timeline.merge(o.timeline);
+  snapshots.merge(o.snapshots);
 }
 
 nlohmann::json analysis::partial() const
@@ -18,7 +19,8 @@ nlohmann::json analysis::partial() const
           {"names", names.partial()},
           {"run", run.partial()},
           {"layers", layers.partial()},
-          {"timeline", timeline.partial()}};
+          {"timeline", timeline.partial()},
+          {"snapshots", snapshots.partial()}};
 }
 
 dc::result<analysis> analysis::from_partial(const nlohmann::json& j)
@@ -39,7 +41,8 @@ dc::result<analysis> analysis::from_partial(const nlohmann::json& j)
                  section("names", a.names, names_section::from_partial),
                  section("run", a.run, run_section::from_partial),
                  section("layers", a.layers, layers_section::from_partial),
-                 section("timeline", a.timeline, timeline_section::from_partial)})
+                 section("timeline", a.timeline, timeline_section::from_partial),
+                 section("snapshots", a.snapshots, snapshots::from_partial)})
     if (!r)
       return std::unexpected(r.error());
   return a;
@@ -60,7 +63,7 @@ nlohmann::json analysis::report(uint64_t bin_ms) const
           {"page_cache", nlohmann::json::object()},
           {"network", nlohmann::json::object()},
           {"diagnostics", nlohmann::json::array()},
-          {"snapshots", nlohmann::json::object()},
+          {"snapshots", snapshots.report(n)},
           {"timeseries", time_json["timeseries"]},
           {"heatmap", time_json["heatmap"]}};
 }

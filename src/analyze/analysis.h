@@ -10,6 +10,7 @@
 #include "analyze/names_section.h"
 #include "analyze/record.h"
 #include "analyze/run_section.h"
+#include "analyze/snapshots.h"
 #include "analyze/timeline_section.h"
 #include "core/result.h"
 
@@ -24,6 +25,7 @@ struct analysis {
   run_section run;
   layers_section layers;
   timeline_section timeline;
+  analyze::snapshots snapshots;
   // Hook: the files/amplification/page_cache/network/diagnostics/snapshots accumulators.
 
   void add(const record& r)
@@ -32,6 +34,7 @@ struct analysis {
     run.add(r);
     layers.add(r);
     timeline.add(r);
+    snapshots.add(r);
   }
   void end_file() { layers.end_file(); }
 

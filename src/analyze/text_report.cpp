@@ -90,6 +90,8 @@ std::string text_report(const nlohmann::json& r)
     out += fmt("; heat map: %zu processes × %llu bins of %s bytes", hm["rows"].size(), u(hm["bins"]),
                hm["layer"].get<std::string>().c_str());
   out += " (in --json)\n";
+  if (std::string snaps = snapshots_text(r["snapshots"]); !snaps.empty())
+    out += "\n" + snaps;
   return out;
 }
 

@@ -4,7 +4,7 @@ import os
 import tempfile
 import unittest
 
-from datacrumbs_dask.inputs import InputError, expand_paths, split_balanced
+from datacrumbs_dask.inputs import expand_paths, split_balanced
 
 
 class ExpandPaths(unittest.TestCase):
@@ -24,20 +24,17 @@ class ExpandPaths(unittest.TestCase):
         self.assertEqual(expand_paths([self.root]),
                          [os.path.join(self.root, n) for n in ("a.pfw", "b.pfw.gz", "sub/c.pfw.gz")])
 
-    def test_a_file_named_twice_is_read_once_and_globs_expand(self):
+    def test_files_and_globs_as_analyze_takes_them(self):
         a = os.path.join(self.root, "a.pfw")
+        # Named twice, read twice (as analyze does); an unexpanded glob gives its sorted matches.
         self.assertEqual(expand_paths([a, os.path.join(self.root, "*.pfw*"), a]),
-                         [a, os.path.join(self.root, "b.pfw.gz")])
+                         [a, a, os.path.join(self.root, "b.pfw.gz"), a])
 
-    def test_bad_paths_name_themselves(self):
-        with self.assertRaisesRegex(InputError, "nope: no such file or directory"):
-            expand_paths([os.path.join(self.root, "nope")])
+    def test_paths_that_give_nothing_are_kept_for_analyze_to_report(self):
         empty = os.path.join(self.root, "empty")
         os.mkdir(empty)
-        with self.assertRaisesRegex(InputError, "empty: no traces"):
-            expand_paths([empty])
-        with self.assertRaisesRegex(InputError, "matches no trace"):
-            expand_paths([os.path.join(self.root, "*.none")])
+        missing, nothing = os.path.join(self.root, "nope"), os.path.join(self.root, "*.none")
+        self.assertEqual(expand_paths([missing, empty, nothing]), [missing, empty, nothing])
 
 
 class SplitBalanced(unittest.TestCase):
