@@ -180,7 +180,8 @@ std::string snapshots_text(const nlohmann::json& section)
 {
   std::string out;
   char buf[512];
-  for (const auto& [host, s] : section.value("system", nlohmann::json::object()).items()) {
+  const nlohmann::json systems = section.value("system", nlohmann::json::object());
+  for (const auto& [host, s] : systems.items()) {
     std::snprintf(buf, sizeof(buf), "System %s: %s, kernel %s (%s); %llu CPUs (%s), %s memory\n",
                   host.c_str(), str(s, "os").c_str(), str(s, "kernel").c_str(), str(s, "machine").c_str(),
                   static_cast<unsigned long long>(s.value("cpu_count", uint64_t{0})),
@@ -205,11 +206,13 @@ std::string snapshots_text(const nlohmann::json& section)
       out += buf;
       break;
     }
-    std::string rank = p.contains("rank") ? " rank " + p["rank"].dump() : "";
-    std::snprintf(buf, sizeof(buf), "Process %s:%s%s uid %s cwd %s: %.200s\n", str(p, "host").c_str(),
-                  p.value("pid", nlohmann::json()).dump().c_str(), rank.c_str(),
-                  p.value("uid", nlohmann::json()).dump().c_str(), str(p, "cwd").c_str(),
-                  str(p, "command").c_str());
+    std::string where = p.value("gone", false)
+                            ? " (exited before its snapshot)"
+                            : " uid " + p.value("uid", nlohmann::json()).dump() + " cwd " + str(p, "cwd");
+    if (p.contains("rank"))
+      where = " rank " + p["rank"].dump() + where;
+    std::snprintf(buf, sizeof(buf), "Process %s:%s%s: %.200s\n", str(p, "host").c_str(),
+                  p.value("pid", nlohmann::json()).dump().c_str(), where.c_str(), str(p, "command").c_str());
     out += buf;
   }
   for (const auto& d : section.value("filesystem", nlohmann::json::array())) {
