@@ -3,7 +3,7 @@
 
 Traces three different real `datacrumbs run` runs (root: it loads BPF), analyzes their
 directory once with `datacrumbs analyze` and once with `datacrumbs-dask` on a LocalCluster of
-two worker processes (four parts), and compares the JSON reports and the text reports exactly.
+two worker processes (one part per trace), and compares the JSON reports and the text reports exactly.
 Usage: dask_test.py DATACRUMBS_BIN DATACRUMBS_DASK_LAUNCHER
 """
 
@@ -75,7 +75,8 @@ def main():
         single = run([tool, "analyze", traces, "--json", single_json])
         env = dict(os.environ, DATACRUMBS_BIN=tool)
         dask = run([launcher, traces, "--workers", "2", "--parts", "4", "--json", dask_json], env=env)
-        ran = re.search(r"4 parts ran in (\d+) worker processes", dask.stderr)
+        # Three traces: three parts, one each.
+        ran = re.search(r"3 parts ran in (\d+) worker processes", dask.stderr)
         if not ran or int(ran.group(1)) < 2:
             sys.exit(f"FAIL: the parts did not run in >= 2 worker processes:\n{dask.stderr}")
 
@@ -86,6 +87,12 @@ def main():
         if a["inputs"]["files"] != 3 or a["run"]["events"] != events or events == 0:
             sys.exit(f"FAIL: analyze read {a['inputs']['files']} files and {a['run']['events']} "
                      f"events; the traces hold 3 files and {events} events")
+        # The last run's end snapshot of the data directory, as stat sees the files now.
+        ends = [d for d in a["snapshots"]["filesystem"] if d["dir"] == data and d["when"] == "end"]
+        last = {e["path"]: e["size"] for e in max(ends, key=lambda d: d["ts_us"])["entries"]}
+        truth = {os.path.join(data, f): os.path.getsize(os.path.join(data, f)) for f in os.listdir(data)}
+        if len(ends) != 3 or last != truth or truth[os.path.join(data, "b")] != 256 * 4096:
+            sys.exit(f"FAIL: end snapshots {len(ends)} (3 runs), last {last}, on disk {truth}")
         diff = differences(a, b)
         if diff:
             sys.exit("FAIL: Dask's report differs from analyze's:\n" + "\n".join(diff))
