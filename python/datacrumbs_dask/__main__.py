@@ -87,7 +87,7 @@ def main(argv=None):
         client = Client(cluster)
     threads = args.threads or max(1, cores // workers)
     subsets = split_balanced(files, args.parts or 2 * workers)
-    print(f"datacrumbs-dask: {len(files)} traces in {len(subsets)} parts on {workers} workers "
+    print(f"datacrumbs-dask: {len(files)} inputs in {len(subsets)} parts on {workers} workers "
           f"({args.scheduler or 'LocalCluster'})", file=sys.stderr)
     try:
         return analyze_on_cluster(client, binary, subsets, threads, _merge_args(args), os.getcwd())

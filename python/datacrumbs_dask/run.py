@@ -32,8 +32,9 @@ def analyze_on_cluster(client, binary, subsets, threads, merge_args, cwd, log=sy
     with tempfile.TemporaryDirectory(prefix="datacrumbs-dask-") as tmp:
         partials = []
         for i, r in enumerate(results):
-            if r["stderr"]:
-                log.write(r["stderr"])
+            # Problem lines go on; whether nothing at all could be read is the merge's to say.
+            log.write("".join(line for line in r["stderr"].splitlines(keepends=True)
+                              if line.strip() != "datacrumbs: analyze: nothing could be read"))
             # analyze writes its partial also when nothing in it could be read (exit 1): its
             # problems are part of the report.
             if not r["partial"]:
