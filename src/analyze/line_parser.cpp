@@ -173,12 +173,14 @@ line_parser::outcome line_parser::parse(parsed_chunk& chunk, size_t at, size_t l
     chunk.texts.resize(texts_before);
     return problem(reason, std::move(detail));
   };
-  if (s.front() != '{')
-    return fail(
-        s.front() == '"' || s.front() == '[' || (s.front() >= '0' && s.front() <= '9')
-            ? skip_reason::not_an_event
-            : skip_reason::not_json,
-        s.front() == '"' || s.front() == '[' ? "not an event object (skipped)" : "not JSON (skipped)");
+  if (s.front() != '{') {
+    // JSON that is not an object (a number, a string, an array) is not an event; the rest is
+    // not JSON at all.
+    simdjson::dom::element any;
+    bool json = !parser_.parse(s.data(), s.size(), false).get(any);
+    return json ? fail(skip_reason::not_an_event, "not an event object (skipped)")
+                : fail(skip_reason::not_json, "not JSON (skipped)");
+  }
   simdjson::dom::element doc;
   if (parser_.parse(s.data(), s.size(), false).get(doc))
     return fail(skip_reason::not_json, "not JSON (skipped)");

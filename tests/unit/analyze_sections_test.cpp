@@ -1,0 +1,170 @@
+// The sections: the latency sketch's error bound, exact merges of partial results (timeline
+// levels included), and DFTracer's own cm1 traces read with the right counts.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <random>
+#include <sstream>
+
+#include "analyze/latency_sketch.h"
+#include "unit/analyze_test_util.h"
+
+namespace dc::test {
+namespace {
+
+std::vector<std::string> cm1_files()
+{
+  std::vector<std::string> files;
+  for (int pid : {3537780, 3537781, 3537782, 3537783})
+    files.push_back("/work/shared/traces/dftracer-cm1/cm1-DEFAULT-" + std::to_string(pid) +
+                    "-preload.pfw.gz");
+  return files;
+}
+
+std::string zcat(const std::string& path)
+{
+  gzFile f = gzopen(path.c_str(), "rb");
+  std::string out;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, static_cast<size_t>(n));
+  gzclose(f);
+  return out;
+}
+
+TEST(AnalyzeSketch, ExactBelow1024AndWithinOnePercentAbove)
+{
+  std::mt19937_64 rng(7);
+  std::vector<uint64_t> values;
+  analyze::latency_sketch s;
+  for (int i = 0; i < 20000; ++i) {
+    uint64_t v = rng() % 3 == 0 ? rng() % 1000 : rng() % 5'000'000;
+    values.push_back(v);
+    s.add(v);
+  }
+  std::sort(values.begin(), values.end());
+  for (double q : {0.5, 0.9, 0.99, 1.0}) {
+    size_t rank = static_cast<size_t>(std::ceil(q * values.size()));
+    double truth = static_cast<double>(values[rank - 1]);
+    double got = s.quantile(q);
+    if (truth < 1024)
+      EXPECT_EQ(got, truth) << q;
+    else
+      EXPECT_LE(std::abs(got - truth), 0.01 * truth + 1e-9) << q;
+  }
+  EXPECT_EQ(s.max, values.back());
+}
+
+TEST(AnalyzeSketch, MergedEqualsAllAndSurvivesPartials)
+{
+  analyze::latency_sketch a, b, all;
+  for (uint64_t v = 0; v < 100000; v += 37) {
+    (v % 2 ? a : b).add(v);
+    all.add(v);
+  }
+  a.merge(b);
+  EXPECT_EQ(a.partial(), all.partial());
+  auto back = analyze::latency_sketch::from_partial(all.partial());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->report(), all.report());
+}
+
+TEST(AnalyzeTimeline, BytesSpreadOverBinsSumExactlyAtEveryWidth)
+{
+  analyze::timeline_section t;
+  analyze::record r;
+  r.ph = analyze::phase::complete;
+  r.cat = "BLOCK";
+  r.name = "write";
+  r.ts_us = 1'000'500;
+  r.dur_us = 7'777;
+  analyze::record_arg bytes{"bytes", 1'000'003};
+  r.args = std::span<const analyze::record_arg>(&bytes, 1);
+  t.add(r);
+  analyze::run_section run;
+  for (uint64_t bin : {1u, 2u, 3u, 8u, 1000u}) {
+    nlohmann::json ts = t.report({}, run, bin)["timeseries"];
+    auto v = ts["layers"]["BLOCK"]["bytes"].get<std::vector<uint64_t>>();
+    uint64_t sum = 0;
+    for (uint64_t x : v) sum += x;
+    EXPECT_EQ(sum, 1'000'003u) << bin;
+    EXPECT_EQ(ts["layers"]["BLOCK"]["ops"].get<std::vector<uint64_t>>()[0], 1u);
+  }
+}
+
+// What a partial round trip and merge give must equal one analysis of all the inputs.
+nlohmann::json merged_report(const std::vector<std::vector<std::string>>& groups, uint64_t bin_ms)
+{
+  analyze::analysis all;
+  for (const auto& g : groups) {
+    read_result r = read_all(g, 2);
+    auto back = analyze::analysis::from_partial(nlohmann::json::parse(r.all.partial().dump()));
+    EXPECT_TRUE(back) << (back ? "" : back.error().message);
+    if (back)
+      all.merge(*back);
+  }
+  return all.report(bin_ms);
+}
+
+TEST(AnalyzeMerge, PartialsOfDisjointInputsMergeToTheSingleRun)
+{
+  temp_dir d;
+  // A short run and a long one: their timelines sit at different base levels.
+  std::string shortrun, longrun;
+  for (int i = 0; i < 50; ++i) shortrun += span_line("write", "POSIX", 3, 5'000'000 + i * 100, 40, 4096);
+  for (int i = 0; i < 50; ++i)
+    longrun += span_line("read", "POSIX", 4, 1'000'000 + i * 90'000'000L, 1'000'000, 65536);
+  write_members(d.file("s.pfw.gz"), {shortrun});
+  write_members(d.file("l.pfw.gz"), {longrun});
+  std::vector<std::string> inputs = cm1_files();
+  inputs.push_back(d.file("s.pfw.gz"));
+  inputs.push_back(d.file("l.pfw.gz"));
+  for (uint64_t bin : {0u, 5000u}) {
+    nlohmann::json one = read_all(inputs, 2).all.report(bin);
+    nlohmann::json merged =
+        merged_report({{inputs[0], inputs[5]}, {inputs[1], inputs[2]}, {inputs[3], inputs[4]}}, bin);
+    EXPECT_EQ(one, merged) << bin;
+    EXPECT_GT(one["timeseries"]["bins"].get<uint64_t>(), 1u);
+  }
+}
+
+TEST(AnalyzeDFTracer, Cm1TracesAreReadWithTheirEventCounts)
+{
+  // Ground truth from the text itself: every object line, X lines of I/O layers, M lines.
+  uint64_t objects = 0, spans = 0, metadata = 0, posix = 0, stdio = 0;
+  for (const std::string& f : cm1_files()) {
+    std::istringstream text(zcat(f));
+    for (std::string line; std::getline(text, line);) {
+      if (line.empty() || line[0] != '{')
+        continue;
+      ++objects;
+      bool x = line.find("\"ph\":\"X\"") != std::string::npos;
+      bool ours = line.find("\"cat\":\"dftracer\"") == std::string::npos;
+      spans += x && ours;
+      metadata += line.find("\"ph\":\"M\"") != std::string::npos;
+      posix += line.find("\"cat\":\"POSIX\"") != std::string::npos;
+      stdio += line.find("\"cat\":\"STDIO\"") != std::string::npos;
+    }
+  }
+  ASSERT_EQ(objects, 28518u);  // 8792 + 6575 + 6590 + 6565 lines less the [ and ] lines
+  read_result r = read_all(cm1_files(), 2);
+  EXPECT_EQ(r.all.inputs.problems_total, 0u);
+  EXPECT_EQ(r.all.inputs.lines, objects);
+  EXPECT_EQ(r.all.run.events, spans);
+  EXPECT_EQ(r.all.run.metadata, metadata);
+  EXPECT_EQ(r.all.layers.layers["POSIX"].count, posix);
+  EXPECT_EQ(r.all.layers.layers["STDIO"].count, stdio);
+  nlohmann::json rep = r.all.report(0);
+  ASSERT_EQ(rep["run"]["processes"].size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(rep["run"]["processes"][i]["rank"], i);
+    EXPECT_EQ(rep["run"]["processes"][i]["host"], "corona173");
+    EXPECT_EQ(rep["run"]["processes"][i]["command"], "./cm1.exe");
+  }
+  EXPECT_EQ(rep["heatmap"]["rows"].size(), 4u);
+  EXPECT_EQ(rep["heatmap"]["rows"][2]["process"], "corona173:3537782 (rank 2)");
+}
+
+}  // namespace
+}  // namespace dc::test
