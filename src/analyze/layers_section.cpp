@@ -6,25 +6,35 @@
 
 namespace dc::analyze {
 
+std::pair<op_totals*, layer_times*> layers_section::find_or_add(std::string_view cat, std::string_view name)
+{
+  if (auto hit = index.map.find({cat, name}); hit != index.map.end())
+    return hit->second;
+  auto layer = ops.find(cat);
+  if (layer == ops.end())
+    layer = ops.emplace(std::string(cat), std::map<std::string, op_totals, std::less<>>{}).first;
+  auto op = layer->second.find(name);
+  if (op == layer->second.end())
+    op = layer->second.emplace(std::string(name), op_totals{}).first;
+  auto lt = layers.find(cat);
+  if (lt == layers.end())
+    lt = layers.emplace(std::string(cat), layer_times{}).first;
+  std::pair<op_totals*, layer_times*> found{&op->second, &lt->second};
+  index.map.emplace(std::pair<std::string_view, std::string_view>(layer->first, op->first), found);
+  return found;
+}
+
 void layers_section::add(const record& r)
 {
   if (!is_call(r))
     return;
-  auto layer = ops.find(r.cat);
-  if (layer == ops.end())
-    layer = ops.emplace(std::string(r.cat), std::map<std::string, op_totals, std::less<>>{}).first;
-  auto op = layer->second.find(r.name);
-  if (op == layer->second.end())
-    op = layer->second.emplace(std::string(r.name), op_totals{}).first;
-  auto lt = layers.find(r.cat);
-  if (lt == layers.end())
-    lt = layers.emplace(std::string(r.cat), layer_times{}).first;
+  auto [o_ptr, l_ptr] = find_or_add(r.cat, r.name);
   uint64_t n = call_count(r), b = io_bytes(r), t = call_time_us(r);
-  op_totals& o = op->second;
+  op_totals& o = *o_ptr;
   o.count += n;
   o.bytes += b;
   o.time_us += t;
-  layer_times& l = lt->second;
+  layer_times& l = *l_ptr;
   l.count += n;
   l.bytes += b;
   l.time_us += t;

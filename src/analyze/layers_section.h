@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "analyze/latency_sketch.h"
+#include "analyze/lookup_index.h"
 #include "analyze/record.h"
 #include "core/result.h"
 
@@ -36,6 +37,7 @@ struct layers_section {
   uint64_t orphan_us = 0;  // time of nested calls whose parent never appeared in their file
 
   void add(const record& r);
+  std::pair<op_totals*, layer_times*> find_or_add(std::string_view cat, std::string_view name);
   void end_file();  // children still waiting for a parent become orphans
   void merge(const layers_section& other);
   nlohmann::json partial() const;
@@ -51,6 +53,8 @@ struct layers_section {
     }
   };
   std::unordered_map<std::pair<uint64_t, int64_t>, uint64_t, pid_id_hash> waiting;
+  lookup_index<std::pair<std::string_view, std::string_view>, std::pair<op_totals*, layer_times*>, key_hash>
+      index;
 };
 
 }  // namespace dc::analyze

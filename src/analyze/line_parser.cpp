@@ -1,5 +1,6 @@
 #include "analyze/line_parser.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -267,6 +268,12 @@ void line_parser::parse_chunk(parsed_chunk& chunk)
     return;
   }
   chunk.head = std::string_view(text.data(), first_nl);
+  size_t expected = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  chunk.records.reserve(expected);
+  chunk.record_lines.reserve(expected);
+  chunk.arg_ranges.reserve(expected);
+  chunk.text_ranges.reserve(expected);
+  chunk.args.reserve(expected * 8);
   size_t at = 0;
   uint64_t line = 0;
   while (true) {

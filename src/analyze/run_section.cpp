@@ -58,7 +58,11 @@ void run_section::add(const record& r)
 {
   if (r.hhash)
     hosts.insert(r.hhash);
-  process_facts& p = processes[{r.hhash, r.pid}];
+  process_key key{r.hhash, r.pid};
+  auto hit = index.map.find(key);
+  if (hit == index.map.end())
+    hit = index.map.emplace(key, &processes[key]).first;
+  process_facts& p = *hit->second;
   switch (r.ph) {
     case phase::metadata:
       ++metadata;
@@ -84,7 +88,10 @@ void run_section::add(const record& r)
   }
   if (r.ph == phase::counter && !is_call_sample(r))
     return;
-  p.tids.insert(r.tid);
+  if (r.tid != p.last_tid) {
+    p.tids.insert(r.tid);
+    p.last_tid = r.tid;
+  }
   ++p.events;
   p.bytes += io_bytes(r);
   note_span(p, r.ts_us, r.ts_us + r.dur_us);

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "analyze/lookup_index.h"
 #include "analyze/record.h"
 #include "core/result.h"
 
@@ -23,6 +24,7 @@ struct process_facts {
   int64_t size = -1;   // from PR size
   std::string system;  // storage-system label DataCrumbs gave it
   std::set<uint64_t> tids;
+  uint64_t last_tid = UINT64_MAX;  // the last tid added (most lines repeat it)
   uint64_t events = 0;
   uint64_t bytes = 0;
   int64_t start_us = INT64_MAX;
@@ -43,6 +45,7 @@ struct run_section {
   int64_t start_us = INT64_MAX;
   int64_t end_us = INT64_MIN;
   std::map<std::string, uint64_t> lost;
+  lookup_index<process_key, process_facts*, key_hash> index;
 
   void add(const record& r);
   void merge(const run_section& other);

@@ -107,14 +107,23 @@ void timeline_section::add(const record& r)
   max_us = std::max(max_us, r.ts_us + std::max<int64_t>(0, dur - 1));
   coarsen_to(level_for(min_us, max_us));
   uint64_t bytes = io_bytes(r), ops = call_count(r);
-  auto layer = layers.find(r.cat);
-  if (layer == layers.end())
-    layer = layers.emplace(std::string(r.cat), bin_series{}).first;
-  spread(layer->second, base_us(), r.ts_us, dur, bytes, ops);
+  auto layer = layer_index.map.find(r.cat);
+  if (layer == layer_index.map.end()) {
+    auto at = layers.try_emplace(std::string(r.cat)).first;
+    layer = layer_index.map.emplace(std::string_view(at->first), &at->second).first;
+  }
+  spread(*layer->second, base_us(), r.ts_us, dur, bytes, ops);
   if (bytes == 0)
     return;
-  auto key = std::make_tuple(r.hhash, r.pid, std::string(r.cat));
-  spread(processes[key], base_us(), r.ts_us, dur, bytes, ops);
+  auto proc = process_index.map.find({r.hhash, r.pid, r.cat});
+  if (proc == process_index.map.end()) {
+    auto at = processes.try_emplace({r.hhash, r.pid, std::string(r.cat)}).first;
+    proc =
+        process_index.map
+            .emplace(std::make_tuple(r.hhash, r.pid, std::string_view(std::get<2>(at->first))), &at->second)
+            .first;
+  }
+  spread(*proc->second, base_us(), r.ts_us, dur, bytes, ops);
 }
 
 void timeline_section::merge(const timeline_section& o)

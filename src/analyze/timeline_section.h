@@ -11,6 +11,7 @@
 #include <string>
 #include <tuple>
 
+#include "analyze/lookup_index.h"
 #include "analyze/record.h"
 #include "analyze/run_section.h"
 #include "core/result.h"
@@ -32,6 +33,9 @@ struct timeline_section {
   std::map<std::string, bin_series, std::less<>> layers;
   // (host hash, pid, layer) -> bytes per bin (ops unused)
   std::map<std::tuple<uint64_t, uint64_t, std::string>, bin_series, std::less<>> processes;
+
+  lookup_index<std::string_view, bin_series*, key_hash> layer_index;
+  lookup_index<std::tuple<uint64_t, uint64_t, std::string_view>, bin_series*, key_hash> process_index;
 
   void add(const record& r);
   void merge(const timeline_section& other);

@@ -1,6 +1,7 @@
 #include "analyze/trace_reader.h"
 
 #include <glob.h>
+#include <malloc.h>
 #include <libdeflate.h>
 #include <unistd.h>
 
@@ -91,7 +92,7 @@ bool inflate_member(const std::string& in, std::string& out)
   if (isize > in.size() * 1032 + 1024)  // beyond DEFLATE's largest ratio: not a trailer
     return false;
   out.reserve(isize + simdjson::SIMDJSON_PADDING);
-  out.resize(isize);
+  out.resize_and_overwrite(isize, [](char*, size_t n) { return n; });  // inflated over next
   thread_local std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> d(
       libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
   size_t in_used = 0, out_used = 0;
@@ -136,7 +137,7 @@ struct in_flight {
 
 class progress_bar {
  public:
-  progress_bar(bool on, uint64_t total) : on_(on && total >= (64ull << 20)), total_(total) {}
+  progress_bar(bool on, uint64_t total) : on_(on && total >= (16ull << 20)), total_(total) {}
   void update(uint64_t done)
   {
     if (!on_)
@@ -198,6 +199,10 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
                  record_sink& sink)
 {
   unsigned threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  // Chunks are a few MiB each: keep them in the heap for reuse instead of a fresh mmap (and its
+  // page faults) per chunk.
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
   const size_t max_in_flight = 2 * threads + 2;
   uint64_t total = 0, done = 0;
   for (const std::string& f : files) {

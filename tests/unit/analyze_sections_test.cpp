@@ -17,8 +17,8 @@ std::vector<std::string> cm1_files()
 {
   std::vector<std::string> files;
   for (int pid : {3537780, 3537781, 3537782, 3537783})
-    files.push_back("/work/shared/traces/dftracer-cm1/cm1-DEFAULT-" + std::to_string(pid) +
-                    "-preload.pfw.gz");
+    files.push_back(std::string(DATACRUMBS_SOURCE_DIR) + "/tests/data/dftracer-cm1/cm1-DEFAULT-" +
+                    std::to_string(pid) + "-preload.pfw.gz");
   return files;
 }
 
