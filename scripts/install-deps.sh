@@ -20,6 +20,8 @@ packages=(
   strace bpftrace util-linux procps coreutils gzip e2fsprogs xfsprogs postgresql
   # the HTML report: npm installs its pinned charting libraries, the browser test opens it
   nodejs chromium
+  # many traces on a Dask cluster (python/datacrumbs_dask; Debian's /usr/bin/python3)
+  python3-dask python3-distributed
 )
 # Debian's npm, unless the installed nodejs brings its own (NodeSource's does).
 command -v npm >/dev/null || packages+=(npm)

@@ -12,6 +12,7 @@ void analysis::merge(const analysis& o)
   layers.merge(o.layers);
   timeline.merge(o.timeline);
   counters.merge(o.counters);
+  snapshots.merge(o.snapshots);
 }
 
 nlohmann::json analysis::partial() const
@@ -22,7 +23,8 @@ nlohmann::json analysis::partial() const
           {"run", run.partial()},
           {"layers", layers.partial()},
           {"timeline", timeline.partial()},
-          {"counters", counters.partial()}};
+          {"counters", counters.partial()},
+          {"snapshots", snapshots.partial()}};
 }
 
 dc::result<analysis> analysis::from_partial(const nlohmann::json& j)
@@ -44,7 +46,8 @@ dc::result<analysis> analysis::from_partial(const nlohmann::json& j)
                  section("run", a.run, run_section::from_partial),
                  section("layers", a.layers, layers_section::from_partial),
                  section("timeline", a.timeline, timeline_section::from_partial),
-                 section("counters", a.counters, counter_sections::from_partial)})
+                 section("counters", a.counters, counter_sections::from_partial),
+                 section("snapshots", a.snapshots, snapshots::from_partial)})
     if (!r)
       return std::unexpected(r.error());
   return a;
@@ -65,7 +68,7 @@ nlohmann::json analysis::report(uint64_t bin_ms) const
                       {"page_cache", nlohmann::json::object()},
                       {"network", nlohmann::json::object()},
                       {"diagnostics", nlohmann::json::array()},
-                      {"snapshots", nlohmann::json::object()},
+                      {"snapshots", snapshots.report(n)},
                       {"timeseries", time_json["timeseries"]},
                       {"heatmap", time_json["heatmap"]}};
   j.update(counters.report(n));

@@ -11,6 +11,7 @@
 #include "analyze/names_section.h"
 #include "analyze/record.h"
 #include "analyze/run_section.h"
+#include "analyze/snapshots.h"
 #include "analyze/timeline_section.h"
 #include "core/result.h"
 
@@ -26,7 +27,7 @@ struct analysis {
   layers_section layers;
   timeline_section timeline;
   counter_sections counters;  // files, amplification, page_cache, network (diagnostics: in report)
-  // Hook: the snapshots accumulator.
+  analyze::snapshots snapshots;
 
   void add(const record& r)
   {
@@ -35,6 +36,7 @@ struct analysis {
     layers.add(r);
     timeline.add(r);
     counters.add(r);
+    snapshots.add(r);
   }
   void end_file() { layers.end_file(); }
 

@@ -92,6 +92,8 @@ std::string text_report(const nlohmann::json& r)
                hm["layer"].get<std::string>().c_str());
   out += " (in --json)\n";
   out += "\n" + counters_text(r);
+  if (std::string snaps = snapshots_text(r["snapshots"]); !snaps.empty())
+    out += "\n" + snaps;
   return out;
 }
 

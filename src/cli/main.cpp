@@ -73,6 +73,10 @@ int main(int argc, char** argv)
       ->add_option("--interval-ms", run.interval_ms,
                    "profile mode's interval in milliseconds (default: the config's, else 1000)")
       ->check(CLI::Range(dc::min_profile_interval_ms, dc::max_profile_interval_ms));
+  run_cmd
+      ->add_option("--snapshot-dir", run.snapshot_dirs,
+                   "record the paths, sizes and mtimes under DIR at start and end (repeatable)")
+      ->allow_extra_args(false);
   run_cmd->add_option("command", run.command, "the command to trace, after --")->required();
   run_cmd->prefix_command(false);
 

@@ -108,8 +108,10 @@ result<int> run_traced(const run_options& options)
     wait_for_exit(child->pid);
     return std::unexpected(e);
   };
-  auto pipeline =
-      trace_pipeline::start(**probes, std::move(*trace_file), static_cast<uint32_t>(child->pid), rules);
+  snapshot_plan snapshots{true, options.snapshot_dirs, static_cast<uint32_t>(child->pid), options.command,
+                          *executable};
+  auto pipeline = trace_pipeline::start(**probes, std::move(*trace_file), static_cast<uint32_t>(child->pid),
+                                        rules, std::move(snapshots));
   if (!pipeline)
     return abandon(pipeline.error());
   (*pipeline)->dec().snapshot_fds(static_cast<uint32_t>(child->pid));

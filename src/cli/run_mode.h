@@ -14,11 +14,12 @@ struct run_options {
   std::vector<std::string> command;
   uint64_t ring_bytes = 64ull << 20;
   bool verbose = false;
-  std::vector<std::string> layers;   // empty: as the config says
-  std::string config_path;           // empty: the shipped default.yaml
-  std::vector<std::string> systems;  // LABEL=REGEX rules naming storage systems
-  std::string mode;                  // trace | profile; empty: as the config says
-  uint64_t interval_ms = 0;          // profile mode's interval; 0: as the config says (or 1000)
+  std::vector<std::string> layers;         // empty: as the config says
+  std::string config_path;                 // empty: the shipped default.yaml
+  std::vector<std::string> systems;        // LABEL=REGEX rules naming storage systems
+  std::string mode;                        // trace | profile; empty: as the config says
+  uint64_t interval_ms = 0;                // profile mode's interval; 0: as the config says (or 1000)
+  std::vector<std::string> snapshot_dirs;  // snapshotted (paths, sizes, mtimes) at start and end
 };
 
 // Returns the exit code the tool should exit with: the command's, as a shell reports it.

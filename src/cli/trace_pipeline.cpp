@@ -43,21 +43,30 @@ trace_pipeline::trace_pipeline(session& probes, gzip_member_writer trace_file, u
                                std::vector<system_rule> rules)
     : probes_(probes),
       rules_(std::move(rules)),
+      root_pid_(root_pid),
       writer_(std::move(trace_file), host_name(), root_pid),
       dec_(measure_clock_offset(), {&writer_, &summary_})
 {
   writer_.set_process_labeler([this](const process_info& p) { return system_label(p, rules_); });
   dec_.state().uprobes = probes_.uprobe_targets();
+  writer_.set_process_named_hook([this](const process_info& p, uint64_t ts_us) {
+    if (auto value = process_snapshots_(p))
+      write_snapshot_line(writer_,
+                          {snapshot_process_name, std::to_string(p.pid), std::move(*value), p.pid, ts_us});
+  });
 }
 
 trace_pipeline::~trace_pipeline() = default;
 
 result<std::unique_ptr<trace_pipeline>> trace_pipeline::start(session& probes, gzip_member_writer trace_file,
                                                               uint32_t root_pid,
-                                                              std::vector<system_rule> rules)
+                                                              std::vector<system_rule> rules,
+                                                              snapshot_plan snapshots)
 {
   std::unique_ptr<trace_pipeline> p(
       new trace_pipeline(probes, std::move(trace_file), root_pid, std::move(rules)));
+  p->snapshots_ = std::move(snapshots);
+  write_start_snapshots(p->writer_, p->snapshots_, p->process_snapshots_, root_pid);
   std::unique_ptr<profile_reader> profile;
   if (probes.profile_fd() >= 0)
     profile = std::make_unique<profile_reader>(probes.profile_fd(), probes.profile_interval_ns());
@@ -75,6 +84,7 @@ result<> trace_pipeline::finish()
   lost_ = probes_.losses();
   for (const auto& [key, counts] : probes_.page_cache_counts()) dec_.decode_page_cache(key, counts);
   dec_.write_page_cache_counters(now_epoch_us());
+  write_end_snapshots(writer_, snapshots_, root_pid_);
   auto finished = writer_.finish(lost_);
   if (!detached)
     return detached;

@@ -14,6 +14,7 @@
 #include "core/result.h"
 #include "probe/session.h"
 #include "sink/pfw_writer.h"
+#include "sink/snapshots.h"
 #include "sink/summary.h"
 #include "sink/system_summary.h"
 
@@ -21,9 +22,11 @@ namespace dc {
 
 class trace_pipeline {
  public:
-  // root_pid names the trace's host line; `rules` label storage systems.
+  // root_pid names the trace's host line; `rules` label storage systems; `snapshots` are taken
+  // before the collector starts and (directories) after it stopped.
   static result<std::unique_ptr<trace_pipeline>> start(session& probes, gzip_member_writer trace_file,
-                                                       uint32_t root_pid, std::vector<system_rule> rules);
+                                                       uint32_t root_pid, std::vector<system_rule> rules,
+                                                       snapshot_plan snapshots = {});
   ~trace_pipeline();
 
   decoder& dec() { return dec_; }
@@ -44,6 +47,9 @@ class trace_pipeline {
 
   session& probes_;
   std::vector<system_rule> rules_;
+  uint32_t root_pid_;
+  snapshot_plan snapshots_;
+  process_snapshotter process_snapshots_;
   pfw_writer writer_;
   summary_builder summary_;
   decoder dec_;

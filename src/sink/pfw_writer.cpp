@@ -71,6 +71,8 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
         append_string_field(b, "system", label);
     }
     b.append("}}\n");
+    if (known && process_named_)
+      process_named_(proc->second, ev.ts_us);
   }
   std::string_view comm = "?";
   if (known) {
@@ -87,6 +89,24 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
   }
   write_file_hash(ev.fhash, names, ev.pid, ev.tid);
   write_file_hash(ev.fhash2, names, ev.pid, ev.tid);
+}
+
+void pfw_writer::write_snapshot(std::string_view name, uint32_t pid, uint64_t ts_us, std::string_view label,
+                                std::string_view value_json)
+{
+  std::string& b = out_.buffer();
+  b.push_back('{');
+  append_field(b, "id", next_id_++, true);
+  append_string_field(b, "name", name);
+  b.append(",\"cat\":\"dftracer\"");
+  append_field(b, "pid", pid);
+  append_field(b, "tid", pid);
+  append_field(b, "ts", ts_us);
+  b.append(",\"ph\":\"M\",\"args\":{");
+  append_field(b, "hhash", hhash_, true);
+  append_string_field(b, "name", label);
+  append_string_field(b, "value", value_json);
+  b.append("}}\n");
 }
 
 void pfw_writer::write_event(const trace_event& ev, const trace_names& names)

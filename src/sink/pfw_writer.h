@@ -43,6 +43,17 @@ class pfw_writer {
     labeler_ = std::move(labeler);
   }
 
+  // Called when a process is (re)named in the trace: before its first event and when its
+  // command changes (sink/snapshots.h takes its process snapshot there).
+  void set_process_named_hook(std::function<void(const process_info&, uint64_t ts_us)> hook)
+  {
+    process_named_ = std::move(hook);
+  }
+  // A metadata line carrying a snapshot (docs/snapshots.md): args.name = label, args.value =
+  // value_json as a string.
+  void write_snapshot(std::string_view name, uint32_t pid, uint64_t ts_us, std::string_view label,
+                      std::string_view value_json);
+
   uint64_t events_written() const { return events_; }      // spans ("ph":"X"), not counters
   uint64_t counters_written() const { return counters_; }  // "ph":"C" samples
 
@@ -63,6 +74,7 @@ class pfw_writer {
   std::unordered_map<uint32_t, uint64_t> named_pids_;  // pid -> hash of the command it was named with
   std::unordered_map<uint32_t, uint64_t> named_tids_;  // tid -> hash of the name it was given
   std::function<std::string(const process_info&)> labeler_;
+  std::function<void(const process_info&, uint64_t)> process_named_;
 };
 
 }  // namespace dc

@@ -1,0 +1,33 @@
+"""What runs on a Dask worker: `datacrumbs analyze --partial` over one subset of traces.
+
+This module is sent to the workers by value (cloudpickle), so a worker needs only the
+`datacrumbs` binary at the same path, not this package.
+"""
+
+import os
+import subprocess
+import tempfile
+
+
+def analyze_subset(binary, files, threads, cwd):
+    """Runs `binary analyze FILES --partial P --threads N` here, in directory `cwd`, and returns
+    {"returncode", "partial" (the gzipped partial's bytes, b"" on failure), "stderr", "files"}."""
+    with tempfile.TemporaryDirectory(prefix="datacrumbs-dask-") as tmp:
+        partial = os.path.join(tmp, "partial.json.gz")
+        command = [binary, "analyze", "--partial", partial]
+        if threads:
+            command += ["--threads", str(threads)]
+        command += ["--", *files]  # a path may start with "-"
+        try:
+            done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  cwd=cwd, check=False)
+        except OSError as e:
+            return {"returncode": 127, "partial": b"", "files": len(files),
+                    "worker_pid": os.getpid(),
+                    "stderr": f"cannot run {binary} in {cwd}: {e.strerror}\n"}
+        data = b""
+        if os.path.exists(partial):
+            with open(partial, "rb") as f:
+                data = f.read()
+        return {"returncode": done.returncode, "partial": data, "files": len(files),
+                "worker_pid": os.getpid(), "stderr": done.stderr.decode("utf-8", "replace")}
