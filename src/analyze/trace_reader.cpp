@@ -329,6 +329,7 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
       }
     } else {
       f.reader.apply(r.chunk);
+      f.pos = item.end;
     }
     bar.update(done + std::min(f.pos, f.source.size()));
   };
