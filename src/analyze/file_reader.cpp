@@ -80,7 +80,7 @@ void file_reader::finish(bool cut)
   pending_.clear();
 }
 
-file_reader::stream_result file_reader::stream_member(uint64_t offset)
+file_reader::stream_result file_reader::stream_member(uint64_t offset, bool use_text)
 {
   constexpr size_t in_bytes = 1 << 20, out_bytes = 4 << 20;
   stream_result res;
@@ -98,6 +98,10 @@ file_reader::stream_result file_reader::stream_member(uint64_t offset)
     if (piece.text.empty())
       return;
     res.produced += piece.text.size();
+    if (!use_text) {
+      piece.text.clear();
+      return;
+    }
     parsed_chunk full;
     full.text = std::move(piece.text);
     parser_.parse_chunk(full);

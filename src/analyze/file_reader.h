@@ -29,8 +29,9 @@ class file_reader {
   }
 
   void apply(parsed_chunk& chunk);
-  // Inflates the gzip member at `offset` as a stream, applying its text as it comes.
-  stream_result stream_member(uint64_t offset);
+  // Inflates the gzip member at `offset` as a stream, applying its text as it comes (with
+  // use_text false: only says how the member ends).
+  stream_result stream_member(uint64_t offset, bool use_text = true);
   // The end of the text (cut: the end of a member that stopped short): the last unterminated
   // line is read, or counted as truncated when cut.
   void finish(bool cut);

@@ -249,11 +249,26 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
     }
   };
 
-  // Streams the member at f.pos; moves f.pos past what it read.
-  auto stream = [&](open_file& f, uint64_t next_start) {
+  // Streams the member at f.pos; moves f.pos past what it read. A member that fits in memory
+  // is first inflated without applying: when zlib finds it damaged, none of its text is read
+  // (damaged deflate data can decode into plausible copies of earlier lines).
+  auto stream = [&](open_file& f, uint64_t next_start, bool verify) {
     uint64_t at = f.pos;
-    auto res = f.reader.stream_member(at);
     using st = file_reader::stream_status;
+    file_reader::stream_result res;
+    if (verify) {
+      res = f.reader.stream_member(at, false);
+      if (res.status == st::corrupt && res.produced > 0) {
+        f.reader.finish(true);
+        inputs.problem(f.path + ": corrupt gzip member at byte " + std::to_string(at) + " (skipped: " +
+                       std::to_string(res.produced) + " bytes of text that cannot be trusted)");
+        f.pos = res.end;
+        f.resync = true;
+        return;
+      }
+    }
+    if (!verify || res.status != st::corrupt)
+      res = f.reader.stream_member(at);
     if (res.status == st::complete) {
       f.pos = res.end;
       f.source.resume_at(f.pos);
@@ -289,7 +304,7 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
     }
     if (item.end_of_file) {
       if (f.source.gzip() && f.pos < f.source.size() && !f.resync)
-        stream(f, f.source.size());
+        stream(f, f.source.size(), true);
       f.reader.finish(false);
       done += f.source.size();
       if (sink.end_file)
@@ -307,7 +322,7 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
       };
       settle();
       while (item.start > f.pos) {  // bytes no piece starts at: stream them (garbage is reported)
-        stream(f, item.start);
+        stream(f, item.start, true);
         settle();
       }
       if (item.start < f.pos)
@@ -316,10 +331,11 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
         f.reader.apply(r.chunk);
         f.pos = item.end;
       } else {
-        stream(f, item.end);
+        stream(f, item.end, item.what != chunk_piece::kind::stream_only);
       }
     } else {
       f.reader.apply(r.chunk);
+      f.pos = item.end;
     }
     bar.update(done + std::min(f.pos, f.source.size()));
   };

@@ -2,7 +2,10 @@
 // members, bad lines with their messages and counts, DFTracer's line forms.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "unit/analyze_test_util.h"
 
@@ -15,6 +18,12 @@ std::string numbered_lines(int from, int to)
   std::string s;
   for (int i = from; i < to; ++i) s += span_line("r" + std::to_string(i), "POSIX", 10, 1000 + i, 2, i);
   return s;
+}
+
+std::string read_bytes(const std::string& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 std::vector<std::string> expected_names(int n)
@@ -86,6 +95,31 @@ TEST(AnalyzeReader, ATruncatedMemberIsReadUpToItsLastCompleteLine)
   const std::string& p = r.all.inputs.problems[0];
   EXPECT_TRUE(p.starts_with(path + ": truncated gzip member at byte ")) << p;
   EXPECT_TRUE(p.ends_with(": read up to line " + std::to_string(r.names.size() + 1))) << p;
+}
+
+TEST(AnalyzeReader, ACorruptMemberIsReportedAndTheNextMembersAreRead)
+{
+  temp_dir d;
+  std::string path = d.file("corrupt.pfw.gz");
+  write_members(d.file("a.gz"), {numbered_lines(0, 10)});
+  write_members(d.file("b.gz"), {numbered_lines(10, 400)});
+  write_members(d.file("c.gz"), {numbered_lines(400, 410)});
+  std::string a = read_bytes(d.file("a.gz")), b = read_bytes(d.file("b.gz")), c = read_bytes(d.file("c.gz"));
+  for (size_t i = b.size() / 2; i < b.size() / 2 + 64; ++i) b[i] = static_cast<char>(b[i] ^ 0x5a);
+  write_text(path, a + b + c + "trailing junk");
+  read_result r = read_all({path}, 2);
+  // Members 1 and 3 whole, in order; none of member 2: damaged deflate data decodes into
+  // plausible copies of earlier lines, so its text is not read at all.
+  std::vector<std::string> want = expected_names(10);
+  for (int i = 400; i < 410; ++i) want.push_back("r" + std::to_string(i));
+  EXPECT_EQ(r.names, want);
+  auto has = [&](const std::string& prefix) {
+    return std::any_of(r.all.inputs.problems.begin(), r.all.inputs.problems.end(),
+                       [&](const std::string& p) { return p.starts_with(prefix); });
+  };
+  EXPECT_TRUE(has(path + ": corrupt gzip member at byte " + std::to_string(a.size()) + " (skipped: "));
+  EXPECT_TRUE(has(path + ": 13 bytes at byte " + std::to_string(a.size() + b.size() + c.size()) +
+                  " are not gzip (skipped)"));
 }
 
 TEST(AnalyzeReader, BadLinesAreNamedCountedAndSkipped)
