@@ -7,8 +7,8 @@
 #
 # EVENTS (default 10000000; --quick: 1000000 and one round) is the least number of events the
 # traces hold. They are written by `datacrumbs run` of bench/pread_storm.c into
-# $DATACRUMBS_BENCH_DIR (default /var/tmp/datacrumbs-bench-analyze, outside the repository) and
-# reused while they hold enough events. The Dask package is looked up in $DATACRUMBS_DASK_PATH
+# $DATACRUMBS_BENCH_DIR/EVENTS (default /var/tmp/datacrumbs-bench-analyze/EVENTS, outside the
+# repository) and reused by later runs. The Dask package is looked up in $DATACRUMBS_DASK_PATH
 # (default: the repository's python/). Prints a markdown table on stdout; --write-doc puts it
 # into docs/benchmarks.md. A benchmark, not a test: it exits non-zero on errors (a run that
 # fails, an event count that differs from the traces' own end records), never on a target.
@@ -29,7 +29,7 @@ traces=4
 require_tool_and_root
 [[ -x /usr/bin/time ]] || die "/usr/bin/time (GNU time) is required for peak memory"
 command -v python3 >/dev/null || die "python3 is required"
-data_dir="${DATACRUMBS_BENCH_DIR:-/var/tmp/datacrumbs-bench-analyze}"
+data_dir="${DATACRUMBS_BENCH_DIR:-/var/tmp/datacrumbs-bench-analyze}/$events"
 dask_path="${DATACRUMBS_DASK_PATH:-$repo/python}"
 mkdir -p "$data_dir"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -84,8 +84,8 @@ else
 fi
 
 # measure NAME EXPECT_JSON CMD...: one timed run of CMD; appends "wall user sys max_rss_kb" to
-# $tmp/t.NAME. With EXPECT_JSON, CMD wrote the report to $tmp/NAME.json and its run.events must
-# equal the traces' own count.
+# $tmp/t.NAME. With EXPECT_JSON, CMD wrote the report to $tmp/NAME.json and its run.events +
+# run.counters (X and C lines) must equal the traces' own count.
 measure() {
   local name="$1" json="$2"
   shift 2
@@ -96,7 +96,7 @@ measure() {
   fi
   if ((json)); then
     local seen
-    seen="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run"]["events"])' "$tmp/$name.json")"
+    seen="$(python3 -c 'import json,sys; r = json.load(open(sys.argv[1]))["run"]; print(r["events"] + r["counters"])' "$tmp/$name.json")"
     if [[ "$seen" != "$total" ]]; then
       log "$name counted $seen events, the traces' end records $total"
       failed=1

@@ -67,15 +67,20 @@ bool one_of(std::string_view name, std::initializer_list<std::string_view> names
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-std::vector<std::string_view> header_of(const table_def& t)
+// An arg named like a common column (a user event's object "name") is headed arg_<key>.
+std::vector<std::string> header_of(const table_def& t)
 {
-  std::vector<std::string_view> h(std::begin(common_columns), std::end(common_columns));
-  h.insert(h.end(), t.numbers.begin(), t.numbers.end());
-  h.insert(h.end(), t.texts.begin(), t.texts.end());
+  std::vector<std::string> h(std::begin(common_columns), std::end(common_columns));
+  size_t common = h.size();
+  for (const auto* keys : {&t.numbers, &t.texts})
+    for (std::string_view key : *keys)
+      h.push_back(std::find(h.begin(), h.begin() + common, key) != h.begin() + common
+                      ? "arg_" + std::string(key)
+                      : std::string(key));
   h.push_back("file");
   if (t.file2)
     h.push_back("file2");
-  for (std::string_view c : {"id", "parent", "other_args"}) h.push_back(c);
+  for (const char* c : {"id", "parent", "other_args"}) h.push_back(c);
   return h;
 }
 
@@ -169,7 +174,9 @@ void event_csv_writer::write_row(size_t table, const record& r)
     if (error_)
       return;
     std::string name(def.name);
-    auto created = csv_file::create(dir_ + "/" + name + "/" + name + "_" + stem_ + ".csv", header_of(def));
+    std::vector<std::string> header = header_of(def);
+    auto created = csv_file::create(dir_ + "/" + name + "/" + name + "_" + stem_ + ".csv",
+                                    std::vector<std::string_view>(header.begin(), header.end()));
     if (!created) {
       error_ = created.error();
       return;

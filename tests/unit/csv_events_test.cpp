@@ -146,7 +146,8 @@ TEST_F(csv_events_test, kernel_layers_fill_their_own_columns)
                   phase::counter);
   owned_record prof("POSIX", "read", {{"count", 10}, {"time_us", 55}, {"bytes", 40960}}, {}, phase::counter);
   owned_record fread("STDIO", "fread", {{"ret", 3}, {"count", 8192}, {"size", 1}}, {{"mode", "r"}});
-  for (owned_record* o : {&blk, &fs, &fault, &send, &state, &drop, &pc, &prof, &fread}) w.add(o->r);
+  owned_record dset("HDF5", "H5Dopen2", {{"ret", 7}}, {{"name", "/grid/temp"}});
+  for (owned_record* o : {&blk, &fs, &fault, &send, &state, &drop, &pc, &prof, &fread, &dset}) w.add(o->r);
   ASSERT_TRUE(w.end_file());
   EXPECT_EQ(table("ds/ds_t.csv").at(0)["sector"], "99");
   EXPECT_EQ(table("ds/ds_t.csv").at(0)["file"], "/data/a,b\"c.dat");
@@ -162,6 +163,11 @@ TEST_F(csv_events_test, kernel_layers_fill_their_own_columns)
   EXPECT_EQ(table("profile/profile_t.csv").at(0)["time_us"], "55");
   EXPECT_EQ(table("user/user_t.csv").at(0)["mode"], "r");
   EXPECT_EQ(table("user/user_t.csv").at(0)["size"], "1");
+  // The object's name has a column of its own, apart from the operation's name.
+  test::csv_rows user = test::read_csv(dir + "/user/user_t.csv");
+  EXPECT_EQ(std::count(user[0].begin(), user[0].end(), "name"), 1);
+  EXPECT_EQ(table("user/user_t.csv").at(1)["name"], "H5Dopen2");
+  EXPECT_EQ(table("user/user_t.csv").at(1)["arg_name"], "/grid/temp");
   EXPECT_FALSE(std::filesystem::exists(dir + "/syscall"));  // no system calls, no table
 }
 
