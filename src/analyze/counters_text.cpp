@@ -4,16 +4,11 @@
 #include <cstdio>
 #include <vector>
 
+#include "analyze/text_format.h"
+
 namespace dc::analyze {
 
 namespace {
-
-std::string fmt(const char* f, auto... args)
-{
-  char buf[1024];
-  std::snprintf(buf, sizeof(buf), f, args...);
-  return buf;
-}
 
 unsigned long long u(const nlohmann::json& j, const char* key)
 {

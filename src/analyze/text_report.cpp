@@ -5,16 +5,11 @@
 #include "analyze/analysis.h"
 #include "analyze/counters_text.h"
 
+#include "analyze/text_format.h"
+
 namespace dc::analyze {
 
 namespace {
-
-std::string fmt(const char* f, auto... args)
-{
-  char buf[512];
-  std::snprintf(buf, sizeof(buf), f, args...);
-  return buf;
-}
 
 std::string num_or_dash(const nlohmann::json& v, const char* f = "%.1f")
 {
