@@ -16,6 +16,8 @@ packages=(
   systemtap-sdt-dev
   # datacrumbs_track/untrack edit ELF dependencies with it
   patchelf
+  # the SLURM integration (SPANK plugin headers) and its test's real one-node cluster
+  libslurm-dev slurm-wlm slurmd slurmctld slurm-client munge
   # runtime ground truth and peers used by tests and benchmarks
   strace bpftrace util-linux procps coreutils gzip e2fsprogs xfsprogs postgresql
 )
