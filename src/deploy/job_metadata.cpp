@@ -32,10 +32,13 @@ result<job_request> parse_job_metadata(const std::string& text, const std::strin
   for (const auto& [key, value] : ours.items())
     if (key != "enable" && key != "probe_file")
       return fail("unknown datacrumbs setting \"" + key + "\"" + form, 2);
+  // Flux stores --setattr values as JSON when they parse: enable=1 and enable=true mean yes.
   auto enable = ours.find("enable");
-  if (enable == ours.end() || !enable->is_string() || (*enable != "yes" && *enable != "no"))
+  bool yes = enable != ours.end() && (*enable == "yes" || *enable == true || *enable == 1);
+  bool no = enable != ours.end() && (*enable == "no" || *enable == false || *enable == 0);
+  if (!yes && !no)
     return fail("datacrumbs \"enable\" must be \"yes\" or \"no\"" + form, 2);
-  if (*enable == "no")
+  if (no)
     return job_request{};
   auto probe_file = ours.find("probe_file");
   if (probe_file == ours.end() || !probe_file->is_string() || probe_file->get<std::string>().empty() ||

@@ -18,6 +18,7 @@
 #include "core/hash.h"
 #include "deploy/trace_name.h"
 #include "runtime/runtime_helpers.h"
+#include "runtime/scheduler_checks.h"
 
 namespace dc::test {
 namespace {
@@ -175,21 +176,13 @@ struct slurm_test : runtime_test {
     EXPECT_EQ(st.st_uid, cluster->uid) << "the trace is not the job user's";
     auto trace = parse_trace_text(read_gzip_members(trace_path).text);
     EXPECT_TRUE(trace.closed) << "the Epilog returned before the trace was finished";
-    std::map<uint64_t, int> writes, reads;
-    std::map<uint64_t, std::set<uint32_t>> writers;
-    for (const auto& e : complete_events(trace)) {
-      uint64_t fh = e["args"].value("fhash", 0ull);
-      if (e["name"] == "write" && e["args"]["ret"] == 4096) {
-        ++writes[fh];
-        writers[fh].insert(e["pid"].get<uint32_t>());
-      }
-    }
+    auto writes = block_writes_by_file(trace);
     std::set<uint32_t> task_pids;
     for (int task = 0; task < 2; ++task) {
-      uint64_t fh = string_hash(out_file(j.id, task));
-      EXPECT_EQ(writes[fh], 10 + task) << "task " << task;
-      EXPECT_EQ(writers[fh].size(), 1u) << "task " << task;
-      task_pids.insert(writers[fh].begin(), writers[fh].end());
+      const auto& w = writes[string_hash(out_file(j.id, task))];
+      EXPECT_EQ(w.writes, 10 + task) << "task " << task;
+      EXPECT_EQ(w.pids.size(), 1u) << "task " << task;
+      task_pids.insert(w.pids.begin(), w.pids.end());
       EXPECT_EQ(std::filesystem::file_size(out_file(j.id, task)), (10u + task) * 4096);
     }
     EXPECT_EQ(task_pids.size(), 2u) << "the two tasks are two processes";
@@ -216,10 +209,13 @@ struct slurm_test : runtime_test {
     expect_no_daemon_left(j.id);
     expect_node_idle();
   }
+  static std::string request(const std::string& probe_file)
+  {
+    return "{\"project\":\"p1\",\"datacrumbs\":{\"enable\":\"yes\",\"probe_file\":\"" + probe_file + "\"}}";
+  }
   std::string comment(const std::string& probe_file) const
   {
-    return "--comment '{\"project\":\"p1\",\"datacrumbs\":{\"enable\":\"yes\",\"probe_file\":\"" +
-           probe_file + "\"}}'";
+    return "--comment " + shell_quote(request(probe_file));
   }
 };
 
@@ -288,10 +284,12 @@ TEST_F(slurm_test, ACancelledJobStillGetsAFinishedTraceAndASecondPrologStartsNot
   ASSERT_FALSE(first_pid.empty());
   ASSERT_EQ(run_shell("env -i PATH=/usr/bin:/bin SLURM_JOB_ID=" + std::to_string(job) +
                       " SLURM_JOB_UID=" + std::to_string(cluster->uid) +
-                      " SLURM_JOB_COMMENT=" + shell_quote(comment(cluster->probes).substr(10)) + " " +
-                      cluster->prefix + "/libexec/datacrumbs/datacrumbs-slurm-prolog"),
+                      " SLURM_JOB_COMMENT=" + shell_quote(request(cluster->probes)) + " " + cluster->prefix +
+                      "/libexec/datacrumbs/datacrumbs-slurm-prolog"),
             0);
   EXPECT_EQ(read_file(pid_file), first_pid) << "a second prolog started another daemon";
+  EXPECT_FALSE(std::filesystem::exists(cluster->run + "/datacrumbs-" + std::to_string(job) + ".off"))
+      << read_file(cluster->run + "/datacrumbs-" + std::to_string(job) + ".off");
   ASSERT_EQ(run_shell(cluster->as_user("scancel " + std::to_string(job))), 0);
   slurm_cluster::job j;
   j.id = job;
@@ -324,9 +322,10 @@ TEST_F(slurm_test, ADaemonNotReadyInTimeLeavesTheJobUntracedAndSaysSo)
   expect_no_daemon_left(j.id);
   expect_node_idle();
   // Stopped by SIGTERM, the daemon may still finish a trace; it holds nothing of the job.
-  if (std::string trace = cluster->trace_of(j.id); std::filesystem::exists(trace))
+  if (std::string trace = cluster->trace_of(j.id); std::filesystem::exists(trace)) {
     for (const auto& e : complete_events(parse_trace_text(read_gzip_members(trace).text)))
       EXPECT_NE(e["args"].value("fhash", 0ull), string_hash(out_file(j.id, 0))) << e;
+  }
 }
 
 }  // namespace

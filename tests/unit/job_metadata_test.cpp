@@ -27,6 +27,13 @@ TEST(job_metadata, FluxAttributesAreFoundByTheirPath)
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(r->traced);
   EXPECT_EQ(r->probe_file, "/q.json.gz");
+  auto typed =
+      parse_job_metadata(R"({"system":{"datacrumbs":{"enable":1,"probe_file":"/q.json.gz"}}})", "system");
+  ASSERT_TRUE(typed) << typed.error().message;
+  EXPECT_TRUE(typed->traced) << "--setattr=system.datacrumbs.enable=1 is stored as the number 1";
+  auto typed_no = parse_job_metadata(R"({"system":{"datacrumbs":{"enable":false}}})", "system");
+  ASSERT_TRUE(typed_no);
+  EXPECT_FALSE(typed_no->traced);
   auto absent = parse_job_metadata(R"({"attributes":{"system":{"duration":0}}})", "attributes.system");
   ASSERT_TRUE(absent);
   EXPECT_FALSE(absent->traced);
@@ -49,7 +56,8 @@ TEST(job_metadata, MalformedRequestsSayWhatIsWrong)
            {R"({"datacrumbs":"yes"})", "not an object"},
            {R"({"datacrumbs":{"enable":"yes"}})", "\"probe_file\" must be an absolute path"},
            {R"({"datacrumbs":{"enable":"yes","probe_file":"rel.json.gz"}})", "absolute path"},
-           {R"({"datacrumbs":{"enable":true,"probe_file":"/p.json.gz"}})", "\"enable\" must be"},
+           {R"({"datacrumbs":{"enable":"maybe","probe_file":"/p.json.gz"}})", "\"enable\" must be"},
+           {R"({"datacrumbs":{"enable":2,"probe_file":"/p.json.gz"}})", "\"enable\" must be"},
            {R"({"datacrumbs":{"probe_file":"/p.json.gz"}})", "\"enable\" must be"},
            {R"({"datacrumbs":{"enable":"yes","probe_file":"/p","probes":"x"}})",
             "unknown datacrumbs setting \"probes\""}}) {
