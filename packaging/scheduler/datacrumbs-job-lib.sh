@@ -39,11 +39,17 @@ dc_tracing_off() {  # JOB REASON
   cat "$dc_off_file" >&2
 }
 
-# PID: alive and still a datacrumbs daemon (not a reused pid). A zombie counts as gone: its
-# cmdline is empty, and nobody may reap it (it is no child of ours, and a container's init may
-# not reap orphans).
+# PID: exists and is not a zombie (nobody may reap an exited daemon: it is no child of ours,
+# and a container's init may not reap orphans).
+dc_running() {
+  state=$(sed -n 's/^[0-9]* (.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null)
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
+# PID: running and still a datacrumbs daemon (not a reused pid). Not for a process that may be
+# inside execve: its cmdline reads empty there.
 dc_daemon_alive() {
-  kill -0 "$1" 2>/dev/null && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q datacrumbs
+  dc_running "$1" && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q datacrumbs
 }
 
 dc_start_daemon() {  # JOB UID PROBE-FILE
@@ -72,7 +78,7 @@ dc_start_daemon() {  # JOB UID PROBE-FILE
   limit=$(( ${DATACRUMBS_READY_TIMEOUT:-60} * 10 ))
   i=0
   while [ ! -e "$dc_ready_file" ]; do
-    if ! dc_daemon_alive "$pid"; then
+    if ! dc_running "$pid"; then
       # It names the root copy it was given: the user knows the file by its own name.
       reason=$(tail -n 1 "$dc_log" | sed -e 's/^datacrumbs: //' -e "s|$dc_probe_copy|$probe|")
       dc_tracing_off "$job" "the daemon refused: $reason"
@@ -94,7 +100,7 @@ dc_start_daemon() {  # JOB UID PROBE-FILE
 
 dc_wait_gone() {  # PID TENTHS: 0 once the daemon PID has exited, 1 if it still runs after TENTHS/10 s
   n=0
-  while dc_daemon_alive "$1"; do
+  while dc_running "$1"; do
     n=$((n + 1))
     [ "$n" -le "$2" ] || return 1
     sleep 0.1
