@@ -4,6 +4,25 @@
 #include "common.bpf.h"
 #include "task_record.bpf.h"
 
+#define DC_SIGCONT 18
+
+/* New processes that catch SIGCONT, held at their exec rather than at fork. A forked child runs
+ * its parent's handlers until it execs; continuing it at fork would run the parent's SIGCONT
+ * handler in it (launchers such as mpirun then forward "signal 18" to their whole job). exec
+ * resets the handlers, so the hold there is invisible. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 1 << 14);
+  __type(key, __u32);
+  __type(value, __u8);
+} dc_hold_at_exec SEC(".maps");
+
+static __always_inline bool dc_catches_sigcont(struct task_struct* task)
+{
+  unsigned long handler = (unsigned long)task->sighand->action[DC_SIGCONT - 1].sa.sa_handler;
+  return handler > 1; /* neither SIG_DFL (0) nor SIG_IGN (1) */
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(dc_process_exec, struct task_struct* p, pid_t old_pid, struct linux_binprm* bprm)
 {
@@ -12,6 +31,8 @@ int BPF_PROG(dc_process_exec, struct task_struct* p, pid_t old_pid, struct linux
   if (!state)
     return 0;
   *state = DC_TRACE_ACTIVE;
+  if (bpf_map_delete_elem(&dc_hold_at_exec, &tgid) == 0)
+    dc_hold(NULL, tgid); /* stopped before the new program's first instruction */
   dc_emit_exec(p);
   /* The kernel opened the program itself: name it, as an open names what it opens, so that the
    * page faults and block reads of its code are charged to a path. */
@@ -31,7 +52,15 @@ int BPF_PROG(dc_process_fork, struct task_struct* parent, struct task_struct* ch
     __u32 active = DC_TRACE_ACTIVE;
     bpf_map_update_elem(&dc_traced, &ctgid, &active, BPF_ANY);
     op = DC_TASK_FORK;
-    dc_hold(child, ctgid); /* a new process: its user-space probes are attached before it runs */
+    /* a new process: its user-space probes are attached before it runs (or before its exec runs) */
+    if (!dc_hold_new) {
+    } else if (dc_catches_sigcont(child)) {
+      __u8 one = 1;
+      if (bpf_map_update_elem(&dc_hold_at_exec, &ctgid, &one, BPF_ANY))
+        dc_count_loss(DC_LOSS_NOT_HELD);
+    } else {
+      dc_hold(child, ctgid);
+    }
   }
   struct dc_task_event* ev = dc_task_begin(op);
   if (!ev)
@@ -55,6 +84,9 @@ int BPF_PROG(dc_process_exit, struct task_struct* p)
   if (BPF_CORE_READ(p, signal, live.counter) != 0)
     return 0;
   bpf_map_delete_elem(&dc_traced, &tgid);
+  /* Forked with a SIGCONT handler and never exec'd: it ran unheld, its probes never attached. */
+  if (bpf_map_delete_elem(&dc_hold_at_exec, &tgid) == 0)
+    dc_count_loss(DC_LOSS_NOT_HELD);
   dc_hold_gone(tgid);
   struct dc_task_event* ev = dc_task_begin(DC_TASK_EXIT);
   if (!ev)

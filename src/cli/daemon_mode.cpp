@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "config/system_config.h"
 #include "core/install_paths.h"
 #include "deploy/probe_file.h"
+#include "deploy/trace_name.h"
 #include "probe/system_checks.h"
 
 namespace dc {
@@ -73,6 +75,11 @@ result<int> run_daemon(const daemon_options& options)
   auto probes_file = verify_probe_file(*bytes, *secret);
   if (!probes_file)
     return fail("refusing '" + options.probe_file + "': " + probes_file.error().message);
+  // A scheduler's prolog names the job's user: a file signed for anyone else is not this job's.
+  if (const char* expect = std::getenv("DATACRUMBS_EXPECT_UID");
+      expect && *expect && std::to_string(probes_file->uid) != expect)
+    return fail("refusing '" + options.probe_file + "': signed for uid " + std::to_string(probes_file->uid) +
+                ", not the job's uid " + expect);
 
   // Every thread started from here on (the collector) inherits the blocked stop signals.
   sigset_t stop;
@@ -86,7 +93,14 @@ result<int> run_daemon(const daemon_options& options)
   std::error_code ec;
   std::filesystem::create_directories(trace_dir, ec);
   std::filesystem::create_directories(run_dir, ec);
-  std::string trace_path = trace_dir + "/datacrumbs-" + run_id + ".pfw.gz";
+  passwd* pw = getpwuid(probes_file->uid);
+  auto trace_name = expand_trace_pattern(
+      system->trace_pattern,
+      {run_id, short_host_name(), pw ? pw->pw_name : std::to_string(probes_file->uid), std::time(nullptr)});
+  if (!trace_name)
+    return std::unexpected(trace_name.error());
+  std::string trace_path = trace_dir + "/" + *trace_name;
+  std::filesystem::create_directories(std::filesystem::path(trace_path).parent_path(), ec);
   std::string ready_path = run_dir + "/datacrumbs-" + run_id + ".ready";
 
   beacon_target beacon{installed_path("lib/libdatacrumbs_client.so"), probes_file->uid};
@@ -105,7 +119,6 @@ result<int> run_daemon(const daemon_options& options)
   auto trace_file = gzip_member_writer::create(trace_path);
   if (!trace_file)
     return std::unexpected(trace_file.error());
-  passwd* pw = getpwuid(probes_file->uid);
   if (lchown(trace_path.c_str(), probes_file->uid, pw ? pw->pw_gid : probes_file->uid) != 0)
     return fail("cannot give " + trace_path + " to uid " + std::to_string(probes_file->uid));
   auto pipeline =

@@ -47,6 +47,7 @@ trace_pipeline::trace_pipeline(session& probes, gzip_member_writer trace_file, u
       writer_(std::move(trace_file), host_name(), root_pid),
       dec_(measure_clock_offset(), {&writer_, &summary_})
 {
+  writer_.write_clock(read_host_clock(dec_.state().clock));
   writer_.set_process_labeler([this](const process_info& p) { return system_label(p, rules_); });
   dec_.state().uprobes = probes_.uprobe_targets();
   writer_.set_process_named_hook([this](const process_info& p, uint64_t ts_us) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "collect/decoder.h"
+#include "collect/mpi_rank.h"
 
 namespace dc {
 
@@ -42,12 +43,19 @@ void decoder::decode_task(const dc_task_event& ev)
         p.command = p.comm;
       p.threads.clear();
       p.threads[ev.hdr.tid].comm = p.comm;
+      if (mpi_rank r = read_mpi_rank(pid); r.rank >= 0) {
+        p.rank = r.rank;
+        p.size = r.size;
+      }
       break;
     case DC_TASK_FORK: {
       p.parent = ev.ppid;
       auto parent = state_.processes.find(ev.ppid);
-      if (parent != state_.processes.end())
+      if (parent != state_.processes.end()) {
         p.command = parent->second.command;
+        p.rank = parent->second.rank;  // a fork shares its parent's environment
+        p.size = parent->second.size;
+      }
       p.comm = comm_of(ev);
       p.threads[ev.hdr.tid].comm = p.comm;
       break;

@@ -33,13 +33,15 @@ result<system_config> load_system_config_from(const std::string& path)
         std::string value = kv.second.as<std::string>();
         if (key == "trace_dir")
           c.trace_dir = value;
+        else if (key == "trace_pattern")
+          c.trace_pattern = value;
         else if (key == "secret_file")
           c.secret_file = value;
         else if (key == "sign_socket")
           c.sign_socket = value;
         else
           return fail("system config '" + path + "': unknown setting '" + key +
-                          "' (trace_dir, secret_file, sign_socket)",
+                          "' (trace_dir, trace_pattern, secret_file, sign_socket)",
                       2);
       }
     } catch (const YAML::Exception& e) {
@@ -47,6 +49,7 @@ result<system_config> load_system_config_from(const std::string& path)
     }
   }
   override_from_env(c.trace_dir, "DATACRUMBS_TRACE_DIR");
+  override_from_env(c.trace_pattern, "DATACRUMBS_TRACE_PATTERN");
   override_from_env(c.run_dir, "DATACRUMBS_RUN_DIR");
   override_from_env(c.secret_file, "DATACRUMBS_SECRET_FILE");
   override_from_env(c.sign_socket, "DATACRUMBS_SIGN_SOCKET");

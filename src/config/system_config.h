@@ -1,6 +1,7 @@
 // The installed system configuration (<prefix>/etc/datacrumbs/datacrumbs.yaml): where the daemon
 // writes traces, where the signing secret and the signing service's socket are. Each value can
-// be overridden by an environment variable (DATACRUMBS_TRACE_DIR, DATACRUMBS_SECRET_FILE,
+// be overridden by an environment variable (DATACRUMBS_TRACE_DIR, DATACRUMBS_TRACE_PATTERN,
+// DATACRUMBS_SECRET_FILE,
 // DATACRUMBS_SIGN_SOCKET); the run directory (ready files) is /run/datacrumbs, or
 // DATACRUMBS_RUN_DIR, as the systemd unit expects.
 #pragma once
@@ -8,11 +9,14 @@
 #include <string>
 
 #include "core/result.h"
+#include "deploy/trace_name.h"
 
 namespace dc {
 
 struct system_config {
   std::string trace_dir = "/var/lib/datacrumbs/traces";
+  // The trace's path under trace_dir (deploy/trace_name.h says the fields).
+  std::string trace_pattern = default_trace_pattern;
   std::string run_dir = "/run/datacrumbs";
   std::string secret_file = "/var/lib/datacrumbs/probe-signing.key";
   std::string sign_socket = "/run/datacrumbs/sign.sock";

@@ -67,6 +67,7 @@ struct process_info {
   std::string comm;
   int exit_status = -1;  // wait(2) status, -1 while unknown
   std::map<uint32_t, thread_info> threads;
+  int rank = -1, size = -1;  // MPI rank and job size from the launcher's environment (-1: none)
 };
 
 using process_table = std::map<uint32_t, process_info>;

@@ -34,6 +34,19 @@ void pfw_writer::begin_metadata(std::string_view name, uint32_t pid, uint32_t ti
   append_field(b, "hhash", hhash_, true);
 }
 
+void pfw_writer::write_clock(const host_clock& clock)
+{
+  begin_metadata("clock", root_pid_, root_pid_);
+  std::string& b = out_.buffer();
+  append_string_field(b, "host", host_);
+  append_field(b, "realtime_minus_monotonic_ns", clock.realtime_minus_monotonic_ns);
+  append_field(b, "ntp_synchronized", clock.ntp_synchronized ? 1 : 0);
+  append_field(b, "ntp_offset_ns", clock.ntp_offset_ns);
+  append_field(b, "ntp_est_error_us", clock.ntp_est_error_us);
+  append_field(b, "ntp_max_error_us", clock.ntp_max_error_us);
+  b.append("}}\n");
+}
+
 void pfw_writer::write_file_hash(uint64_t hash, const trace_names& names, uint32_t pid, uint32_t tid)
 {
   if (hash == 0 || !written_hashes_.insert(hash).second)
@@ -67,6 +80,10 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
     if (known) {
       append_field(b, "cmd_hash", cmd_hash);
       append_field(b, "ppid", proc->second.parent);
+      if (proc->second.rank >= 0) {
+        append_field(b, "rank", proc->second.rank);
+        append_field(b, "size", proc->second.size);
+      }
       if (std::string label = labeler_ ? labeler_(proc->second) : std::string(); !label.empty())
         append_string_field(b, "system", label);
     }

@@ -12,6 +12,7 @@
 
 #include "core/event.h"
 #include "core/loss_counts.h"
+#include "core/host_clock.h"
 #include "core/names.h"
 #include "core/result.h"
 #include "sink/gzip_members.h"
@@ -36,6 +37,9 @@ class pfw_writer {
   result<> maybe_flush(std::chrono::steady_clock::time_point now);
   // Writes the end record with the loss counts and the closing bracket, and closes the file.
   result<> finish(const loss_counts& lost);
+
+  // The "clock" metadata line: how this host's clock stood when the trace began.
+  void write_clock(const host_clock& clock);
 
   // Names a process's storage system in its process_name line ("" for none).
   void set_process_labeler(std::function<std::string(const process_info&)> labeler)

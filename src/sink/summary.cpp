@@ -112,6 +112,10 @@ nlohmann::json summary_json(const summary_builder& s, const process_table& proce
   for (const auto& [pid, info] : processes) {
     auto ops = s.per_process().find(pid);
     nlohmann::json p = {{"command", info.command}, {"parent", info.parent}, {"threads", info.threads.size()}};
+    if (info.rank >= 0) {
+      p["rank"] = info.rank;
+      p["size"] = info.size;
+    }
     bool seen = ops != s.per_process().end();
     p["layers"] = seen ? layers_json(ops->second.ops) : nlohmann::json::object();
     p["amplification"] = seen ? amplification_json(ops->second) : amplification_json({});

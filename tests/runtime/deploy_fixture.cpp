@@ -1,7 +1,10 @@
 #include "runtime/deploy_fixture.h"
 
 #include <chrono>
+#include <ctime>
 #include <thread>
+
+#include "deploy/trace_name.h"
 
 namespace dc::test {
 
@@ -30,8 +33,15 @@ nlohmann::json deploy_test::start_daemon(const std::string& probe_file, const st
   }
   auto info = nlohmann::json::parse(read_file(ready));
   EXPECT_EQ(info["pid"], daemon);
-  EXPECT_EQ(info["trace"], dir / ("traces/datacrumbs-" + run_id + ".pfw.gz"));
+  EXPECT_EQ(info["trace"], expected_trace_path(run_id));
   return info;
+}
+
+std::string deploy_test::expected_trace_path(const std::string& run_id) const
+{
+  std::time_t now = std::time(nullptr);
+  auto name = expand_trace_pattern(default_trace_pattern, {run_id, short_host_name(), "root", now});
+  return dir / ("traces/" + name.value_or("?"));
 }
 
 void deploy_test::stop_daemon(const std::string& run_id)

@@ -54,6 +54,8 @@ struct deploy_test : runtime_test {
   // Starts the daemon in the background on `probe_file` and waits for its ready file; returns
   // what the ready file says.
   nlohmann::json start_daemon(const std::string& probe_file, const std::string& run_id);
+  // Where the daemon writes run `run_id`'s trace (the default pattern, today, this host).
+  std::string expected_trace_path(const std::string& run_id) const;
   // SIGTERM, then waits for the daemon to exit; its ready file must be gone.
   void stop_daemon(const std::string& run_id);
   // Runs the daemon in the foreground; its exit status and its stderr.

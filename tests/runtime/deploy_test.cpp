@@ -121,7 +121,7 @@ TEST_F(deploy_test, InstalledServiceScriptsStartReadyAndStop)
   EXPECT_NE(kill(daemon, 0), 0) << "stop returned before the daemon exited";
   daemon = 0;
   EXPECT_FALSE(std::filesystem::exists(ready));
-  auto trace = parse_trace_text(read_gzip_members(dir / "traces/datacrumbs-job9.pfw.gz").text);
+  auto trace = parse_trace_text(read_gzip_members(expected_trace_path("job9")).text);
   EXPECT_TRUE(trace.closed);
   int writes = 0;
   for (const auto& e : complete_events(trace))
