@@ -5,27 +5,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/syscall_table.h"
+#include "analyze/record_values.h"
 
 namespace dc::analyze {
 
 namespace {
-
-// Which way a POSIX call moves data: the tracer's own table, plus DFTracer's wrapper names.
-io_dir posix_direction(std::string_view name)
-{
-  static const std::unordered_map<std::string_view, io_dir> dirs = [] {
-    std::unordered_map<std::string_view, io_dir> m;
-    for (const syscall_info& s : traced_syscalls())
-      if (s.dir != io_dir::none)
-        m.emplace(s.name, s.dir);
-    for (std::string_view n : {"pread", "preadv64", "preadv64v2"}) m.emplace(n, io_dir::read);
-    for (std::string_view n : {"pwrite", "pwritev64", "pwritev64v2"}) m.emplace(n, io_dir::write);
-    return m;
-  }();
-  auto it = dirs.find(name);
-  return it == dirs.end() ? io_dir::none : it->second;
-}
 
 io_dir fs_direction(std::string_view name)
 {

@@ -11,30 +11,28 @@ namespace dc::analyze {
 
 namespace {
 
-// The system calls whose return value is a byte count, by name (DataCrumbs' and DFTracer's
-// POSIX names are the kernel's and libc's).
-const std::unordered_map<std::string_view, bool>& data_syscalls()
-{
-  static const auto table = [] {
-    std::unordered_map<std::string_view, bool> t;
-    for (const syscall_info& s : traced_syscalls())
-      if (s.dir != io_dir::none)
-        t.emplace(s.name, true);
-    // libc names DFTracer intercepts that are not kernel names.
-    for (std::string_view n : {"read", "write", "pread", "pwrite", "pread64", "pwrite64", "readv", "writev",
-                               "preadv", "pwritev", "preadv2", "pwritev2"})
-      t.emplace(n, true);
-    return t;
-  }();
-  return table;
-}
-
 bool ends_with_read_or_write(std::string_view name)
 {
   return name.ends_with("_read") || name.ends_with("_write");
 }
 
 }  // namespace
+
+io_dir posix_direction(std::string_view name)
+{
+  static const std::unordered_map<std::string_view, io_dir> dirs = [] {
+    std::unordered_map<std::string_view, io_dir> m;
+    for (const syscall_info& s : traced_syscalls())
+      if (s.dir != io_dir::none)
+        m.emplace(s.name, s.dir);
+    // libc names DFTracer intercepts that are not kernel names.
+    for (std::string_view n : {"pread", "preadv64", "preadv64v2"}) m.emplace(n, io_dir::read);
+    for (std::string_view n : {"pwrite", "pwritev64", "pwritev64v2"}) m.emplace(n, io_dir::write);
+    return m;
+  }();
+  auto it = dirs.find(name);
+  return it == dirs.end() ? io_dir::none : it->second;
+}
 
 uint64_t defined_hash(const record& r)
 {
@@ -75,7 +73,7 @@ uint64_t io_bytes(const record& r)
   if (ret <= 0)
     return 0;
   if (r.cat == "POSIX")
-    return data_syscalls().contains(r.name) ? static_cast<uint64_t>(ret) : 0;
+    return posix_direction(r.name) != io_dir::none ? static_cast<uint64_t>(ret) : 0;
   if (r.cat == "FS")
     return ends_with_read_or_write(r.name) ? static_cast<uint64_t>(ret) : 0;
   if (r.cat == "NET")

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "analyze/record.h"
+#include "core/event.h"
 
 namespace dc::analyze {
 
@@ -27,6 +28,10 @@ inline bool is_call(const record& r)
 {
   return is_span(r) || is_call_sample(r);
 }
+
+// Which way a POSIX call (ours, or DFTracer's libc wrapper) moves data: the syscall table's
+// direction, plus DFTracer's libc names that are not kernel names.
+io_dir posix_direction(std::string_view name);
 
 // Calls the event stands for: a profile-mode counter sample's args.count, else 1.
 uint64_t call_count(const record& r);
