@@ -9,13 +9,15 @@
 #include <string>
 
 #include "core/result.h"
-#include "deploy/trace_name.h"
 
 namespace dc {
 
+// The trace's path under the trace directory unless the config says otherwise: a directory per
+// day, a file per run id and host (deploy/trace_name.h expands it and says the fields).
+inline constexpr const char* default_trace_pattern = "%Y/%m/%d/datacrumbs-%j-%h.pfw.gz";
+
 struct system_config {
   std::string trace_dir = "/var/lib/datacrumbs/traces";
-  // The trace's path under trace_dir (deploy/trace_name.h says the fields).
   std::string trace_pattern = default_trace_pattern;
   std::string run_dir = "/run/datacrumbs";
   std::string secret_file = "/var/lib/datacrumbs/probe-signing.key";

@@ -1,7 +1,7 @@
 // Where the daemon writes a run's trace: a pattern under the trace directory, so that the nodes
 // of one job (one run id) never write the same file on a shared filesystem, and a day's traces
-// share a directory. The pattern is `trace_pattern` of the system config
-// (DATACRUMBS_TRACE_PATTERN overrides):
+// share a directory. The pattern is `trace_pattern` of the system config (default:
+// default_trace_pattern in config/system_config.h; DATACRUMBS_TRACE_PATTERN overrides):
 //   %j run id   %h short host name   %u traced user's name (uid when it has none)
 //   %Y %m %d    year, month, day (UTC) the daemon started   %% a literal %
 #pragma once
@@ -12,8 +12,6 @@
 #include "core/result.h"
 
 namespace dc {
-
-inline constexpr const char* default_trace_pattern = "%Y/%m/%d/datacrumbs-%j-%h.pfw.gz";
 
 struct trace_name_fields {
   std::string run_id, host, user;

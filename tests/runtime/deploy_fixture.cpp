@@ -4,6 +4,7 @@
 #include <ctime>
 #include <thread>
 
+#include "config/system_config.h"
 #include "deploy/trace_name.h"
 
 namespace dc::test {

@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "core/hash.h"
+#include "config/system_config.h"
 #include "deploy/trace_name.h"
 #include "runtime/runtime_helpers.h"
 #include "runtime/scheduler_checks.h"

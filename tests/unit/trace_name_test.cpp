@@ -1,6 +1,7 @@
 // The daemon's trace names: every field of the pattern, and the patterns and fields refused.
 #include <gtest/gtest.h>
 
+#include "config/system_config.h"
 #include "deploy/trace_name.h"
 
 namespace dc {
