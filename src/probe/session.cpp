@@ -195,12 +195,19 @@ result<> session::release_holds()
 
 result<> session::detach()
 {
-  auto released = release_holds();
+  // Every step runs even when an earlier one failed (a layer not flushed loses the records its
+  // threads still hold back), and the error names every failure, in order.
+  std::string failures;
+  auto note = [&failures](const result<>& step) {
+    if (!step)
+      failures += (failures.empty() ? "" : "; ") + step.error().message;
+  };
+  note(release_holds());
   for (const auto& l : layers_) l->detach();
-  for (const auto& l : layers_)
-    if (auto flushed = l->flush_stages(); !flushed)
-      return flushed;
-  return released;
+  for (const auto& l : layers_) note(l->flush_stages());
+  if (!failures.empty())
+    return fail(failures);
+  return {};
 }
 
 session::~session()

@@ -44,7 +44,8 @@ class session {
   // that join later are held and attached by the process holder). No-op without uprobes.
   result<> attach_process(uint32_t pid);
   // Detaches every layer and sends what they still hold back to the ring: call once the
-  // traced command has ended, before draining the ring.
+  // traced command has ended, before draining the ring. One failing layer does not stop the
+  // others; the error lists every failure.
   result<> detach();
   // After detach(): what went wrong attaching user-space probes to new processes, or "".
   std::string hold_failures() const;
