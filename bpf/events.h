@@ -245,6 +245,12 @@ struct dc_net_event {
   dc_u32 reason;
 };
 
+/* A fault's operation, as profile mode counts it: the kernel's major/minor accounting of it. */
+enum dc_fault_op {
+  DC_FAULT_MINOR = 0,
+  DC_FAULT_MAJOR = 1,
+};
+
 /* One page fault of a traced thread on a file-backed mapping. hdr.ts_ns is when the fault
  * began. `major` and `minor` are the kernel's own accounting of the fault (the thread's
  * maj_flt/min_flt deltas across it), so major == 1 means the kernel counted a major fault. */
@@ -343,7 +349,7 @@ enum dc_profile_layer {
   DC_PROF_BLOCK = 3,  /* op: REQ_OP_* */
   DC_PROF_FS = 4,     /* op: enum dc_fs_op */
   DC_PROF_NET = 5,    /* op: enum dc_net_op */
-  DC_PROF_FAULT = 6,  /* op: 1 = major, 0 = minor */
+  DC_PROF_FAULT = 6,  /* op: enum dc_fault_op */
 };
 
 struct dc_profile_key {

@@ -34,8 +34,8 @@ static __always_inline void dc_fault_close(struct task_struct* task, struct dc_f
   st->ev.major = task->maj_flt - st->maj_at_start;
   st->ev.minor = task->min_flt - st->min_at_start;
   if (dc_profiling()) {
-    dc_profile_add(st->ev.hdr.tgid, DC_PROF_FAULT, st->ev.major ? 1 : 0, &st->ev.file, st->ev.hdr.ts_ns, 0, 0,
-                   0);
+    dc_profile_add(st->ev.hdr.tgid, DC_PROF_FAULT, st->ev.major ? DC_FAULT_MAJOR : DC_FAULT_MINOR,
+                   &st->ev.file, st->ev.hdr.ts_ns, 0, 0, 0);
     return;
   }
   if (bpf_ringbuf_output(&dc_events, &st->ev, sizeof(st->ev), dc_submit_flags()))

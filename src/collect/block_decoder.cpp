@@ -1,6 +1,7 @@
 // Decoder of the block layer (cat BLOCK): one event per completed request, with its queue and
 // service time, charged to the process (and file) the kernel side found for it.
 #include "collect/decoder.h"
+#include "core/category.h"
 
 namespace dc {
 
@@ -18,7 +19,7 @@ layer_op block_op(uint32_t op)
 void decoder::decode_block(const dc_block_event& raw)
 {
   layer_op op = block_op(raw.op);
-  trace_event ev = begin_event(op.name, "BLOCK", raw.hdr, raw.service_ns);
+  trace_event ev = begin_event(op.name, category::block, raw.hdr, raw.service_ns);
   place(ev, raw.nest);
   ev.bytes = raw.bytes;
   ev.dir = op.dir;

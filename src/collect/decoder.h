@@ -96,6 +96,7 @@ struct layer_op {
 layer_op block_op(uint32_t op);
 layer_op fs_op(uint32_t op);
 layer_op net_op(uint32_t op);
+layer_op fault_op(uint32_t op);
 
 // "/a/b/c" from the leaf-first, NUL-separated components a BPF path walk produces.
 std::string join_components(std::string_view leaf_first);

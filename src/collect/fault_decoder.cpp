@@ -1,13 +1,22 @@
 // Decoder of the page-fault layer (cat FAULT): one event per fault on a file-backed mapping,
 // named by the kernel's own major/minor accounting of it.
 #include "collect/decoder.h"
+#include "core/category.h"
 
 namespace dc {
+
+layer_op fault_op(uint32_t op)
+{
+  // A fault moves no bytes of its own (the reads it causes are the page cache's and the block
+  // layer's): no direction.
+  return {op == DC_FAULT_MAJOR ? "major_fault" : "minor_fault"};
+}
 
 void decoder::decode_fault(const dc_fault_event& raw)
 {
   // No tracepoint marks the end of a fault: the event is an instant at its start.
-  trace_event ev = begin_event(raw.major ? "major_fault" : "minor_fault", "FAULT", raw.hdr, 0);
+  layer_op op = fault_op(raw.major ? DC_FAULT_MAJOR : DC_FAULT_MINOR);
+  trace_event ev = begin_event(op.name, category::fault, raw.hdr, 0);
   place(ev, raw.nest);
   ev.fhash = file_hash(raw.file, raw.hdr.tgid, -1);
   ev.add_arg("address", static_cast<int64_t>(raw.address));

@@ -1,6 +1,7 @@
 // Decoder of the filesystem layer (cat FS): operations as the filesystem saw them, with file,
 // offset, size asked for, result and latency; journal commits with their transaction.
 #include "collect/decoder.h"
+#include "core/category.h"
 
 namespace dc {
 
@@ -24,7 +25,7 @@ layer_op fs_op(uint32_t op)
 void decoder::decode_fs(const dc_fs_event& raw)
 {
   layer_op op = fs_op(raw.op);
-  trace_event ev = begin_event(op.name, "FS", raw.hdr, raw.dur_ns);
+  trace_event ev = begin_event(op.name, category::fs, raw.hdr, raw.dur_ns);
   place(ev, raw.nest);
   if (raw.op == DC_FS_JOURNAL_COMMIT) {
     ev.add_arg("dev", raw.file.dev);

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include "collect/decoder.h"
+#include "core/category.h"
 
 namespace dc {
 
@@ -41,7 +42,7 @@ std::string address(uint16_t family, const uint8_t* addr)
 void decoder::decode_net(const dc_net_event& raw)
 {
   layer_op op = net_op(raw.op);
-  trace_event ev = begin_event(op.name, "NET", raw.hdr, 0);
+  trace_event ev = begin_event(op.name, category::net, raw.hdr, 0);
   if (raw.op == DC_NET_SEND || raw.op == DC_NET_RECV) {
     ev.add_arg("ret", raw.bytes);
     if (raw.bytes > 0) {

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "collect/decoder.h"
+#include "core/category.h"
 #include "sink/pfw_writer.h"
 #include "sink/summary.h"
 
@@ -27,7 +28,7 @@ void decoder::write_page_cache_counters(uint64_t now_us)
   for (const auto& [key, c] : sinks_.summary->page_cache().by_file()) {
     trace_event ev;
     ev.name = "page_cache";
-    ev.category = "PAGECACHE";
+    ev.category = category::pagecache;
     ev.counter = true;
     ev.pid = ev.tid = key.first;
     ev.ts_us = now_us;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "collect/decoder.h"
+#include "core/category.h"
 #include "core/syscall_table.h"
 
 namespace dc {
@@ -28,7 +29,7 @@ bool decoder::name_counter(const dc_profile_key& key, trace_event& ev)
       if (!info)
         return false;
       ev.name = info->name;
-      ev.category = "POSIX";
+      ev.category = category::posix;
       // As in events: only file data counts as the application's I/O.
       ev.dir = dc_is_file_data(key.file.mode) ? info->dir : io_dir::none;
       return true;
@@ -39,13 +40,10 @@ bool decoder::name_counter(const dc_profile_key& key, trace_event& ev)
       ev.name = state_.uprobes[key.op].function;
       ev.category = state_.uprobes[key.op].category;
       return true;
-    case DC_PROF_BLOCK: return name_op(ev, block_op(key.op), "BLOCK");
-    case DC_PROF_FS: return name_op(ev, fs_op(key.op), "FS");
-    case DC_PROF_NET: return name_op(ev, net_op(key.op), "NET");
-    case DC_PROF_FAULT:
-      ev.name = key.op ? "major_fault" : "minor_fault";
-      ev.category = "FAULT";
-      return true;
+    case DC_PROF_BLOCK: return name_op(ev, block_op(key.op), category::block);
+    case DC_PROF_FS: return name_op(ev, fs_op(key.op), category::fs);
+    case DC_PROF_NET: return name_op(ev, net_op(key.op), category::net);
+    case DC_PROF_FAULT: return name_op(ev, fault_op(key.op), category::fault);
     default: return false;
   }
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "collect/decoder.h"
+#include "core/category.h"
 #include "core/syscall_table.h"
 
 namespace dc {
@@ -71,7 +72,7 @@ void decoder::decode_syscall(const dc_syscall_event& raw)
     ++malformed_;
     return;
   }
-  trace_event ev = begin_event(info->name, "POSIX", raw.hdr, raw.dur_ns);
+  trace_event ev = begin_event(info->name, category::posix, raw.hdr, raw.dur_ns);
   ev.id = raw.id;
   ev.parent = raw.parent;
   ev.level = raw.level;

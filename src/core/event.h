@@ -19,7 +19,7 @@ struct event_arg {
 
 struct trace_event {
   std::string_view name;      // the operation: "pread64", "write", ...
-  std::string_view category;  // the layer: "POSIX", ...
+  std::string_view category;  // the layer (core/category.h), or a uprobe config entry's name
   uint32_t pid = 0;           // TGID
   uint32_t tid = 0;           // TID
   uint64_t ts_us = 0;         // epoch microseconds

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "beacon.skel.h"
+#include "core/category.h"
 #include "explore/elf_symbols.h"
 #include "probe/layers.h"
 #include "probe/skeleton_layer.h"
@@ -20,7 +21,7 @@ class beacon_layer final
  public:
   explicit beacon_layer(beacon_target target) : target_(std::move(target)) {}
   std::string_view name() const override { return "beacon"; }
-  std::string_view category() const override { return "REGISTER"; }
+  std::string_view category() const override { return category::registration; }
 
   layer_report attach() override
   {

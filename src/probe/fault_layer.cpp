@@ -1,5 +1,6 @@
 // The page-fault layer's loader (bpf/fault.bpf.c). Faults stay open in the kernel until the
 // thread's next fault; at the end of a run an iterator closes the ones still open.
+#include "core/category.h"
 #include "fault.skel.h"
 #include "probe/layers.h"
 #include "probe/skeleton_layer.h"
@@ -12,7 +13,7 @@ class fault_layer final
     : public skeleton_layer<fault_bpf, fault_bpf__open, fault_bpf__load, fault_bpf__destroy> {
  public:
   std::string_view name() const override { return "fault"; }
-  std::string_view category() const override { return "FAULT"; }
+  std::string_view category() const override { return category::fault; }
 
   result<> flush_stages() override
   {

@@ -1,5 +1,6 @@
 // The filesystem layer's loader (bpf/fs.bpf.c): the syscall numbers it tells apart come from the
 // syscall table.
+#include "core/category.h"
 #include "core/syscall_table.h"
 #include "fs.skel.h"
 #include "probe/layers.h"
@@ -12,7 +13,7 @@ namespace {
 class fs_layer final : public DC_SKELETON_LAYER(fs) {
  public:
   std::string_view name() const override { return "fs"; }
-  std::string_view category() const override { return "FS"; }
+  std::string_view category() const override { return category::fs; }
 
  protected:
   result<> before_load(fs_bpf& skel) override

@@ -1,6 +1,7 @@
 // The page-cache layer's loader (bpf/pagecache.bpf.c) and the reader of its in-kernel counts.
 #include <bpf/bpf.h>
 
+#include "core/category.h"
 #include "pagecache.skel.h"
 #include "probe/layers.h"
 #include "probe/skeleton_layer.h"
@@ -13,7 +14,7 @@ class pagecache_layer final
     : public skeleton_layer<pagecache_bpf, pagecache_bpf__open, pagecache_bpf__load, pagecache_bpf__destroy> {
  public:
   std::string_view name() const override { return "pagecache"; }
-  std::string_view category() const override { return "PAGECACHE"; }
+  std::string_view category() const override { return category::pagecache; }
 
   std::vector<page_cache_entry> page_cache_counts() override
   {

@@ -1,6 +1,7 @@
 // The system-call layer's loader: fills the spec map from the syscall table.
 #include <bpf/bpf.h>
 
+#include "core/category.h"
 #include "core/syscall_table.h"
 #include "probe/layers.h"
 #include "probe/skeleton_layer.h"
@@ -14,7 +15,7 @@ class syscall_layer final
     : public skeleton_layer<syscall_bpf, syscall_bpf__open, syscall_bpf__load, syscall_bpf__destroy> {
  public:
   std::string_view name() const override { return "syscall"; }
-  std::string_view category() const override { return "POSIX"; }
+  std::string_view category() const override { return category::posix; }
 
   result<> flush_stages() override
   {

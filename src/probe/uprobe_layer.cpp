@@ -17,6 +17,7 @@
 #include <regex>
 #include <set>
 
+#include "core/category.h"
 #include "core/function_table.h"
 #include "core/user_regex.h"
 #include "explore/elf_symbols.h"
@@ -58,7 +59,7 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
   }
   ~uprobe_layer() override { detach(); }
   std::string_view name() const override { return "uprobe"; }
-  std::string_view category() const override { return "USER"; }
+  std::string_view category() const override { return category::user; }
 
   // Nothing to attach yet: probes are attached per process as processes join the trace.
   layer_report attach() override

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "core/category.h"
 #include "sink/summary.h"
 
 namespace dc {
@@ -40,8 +41,8 @@ nlohmann::json flows_json(const std::map<std::string, layer_flow, std::less<>>& 
     auto it = flows.find(layer);
     return it == flows.end() ? 0 : read ? it->second.read_bytes : it->second.write_bytes;
   };
-  j["amplification"] = {{"read", ratio_json(bytes("BLOCK", true), bytes("POSIX", true))},
-                        {"write", ratio_json(bytes("BLOCK", false), bytes("POSIX", false))}};
+  j["amplification"] = {{"read", ratio_json(bytes(category::block, true), bytes(category::posix, true))},
+                        {"write", ratio_json(bytes(category::block, false), bytes(category::posix, false))}};
   return j;
 }
 
@@ -100,7 +101,7 @@ std::string file_tally::top_text(const name_table& names, size_t n) const
       auto it = f.find(layer);
       return it == f.end() ? layer_flow{} : it->second;
     };
-    layer_flow app = get("POSIX"), dev = get("BLOCK");
+    layer_flow app = get(category::posix), dev = get(category::block);
     std::snprintf(line, sizeof(line), "file %s: app read %llu wrote %llu, device read %llu wrote %llu\n",
                   path_of(order[i].second, names).c_str(), static_cast<unsigned long long>(app.read_bytes),
                   static_cast<unsigned long long>(app.write_bytes),

@@ -1,5 +1,6 @@
 #include "sink/page_cache_summary.h"
 
+#include "core/category.h"
 #include "sink/summary.h"
 
 namespace dc {
@@ -38,7 +39,7 @@ uint64_t pages_touched(const trace_event& read)
 
 void page_cache_tally::add_read(const trace_event& read)
 {
-  if (read.fhash && read.dir == io_dir::read && read.category == "POSIX")
+  if (read.fhash && read.dir == io_dir::read && read.category == category::posix)
     by_file_[{read.pid, read.fhash}].pages_read += pages_touched(read);
 }
 

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "core/category.h"
+
 namespace dc {
 
 namespace {
@@ -26,7 +28,7 @@ void add_to(io_totals& t, const trace_event& ev)
   s.count += ev.count;
   s.bytes += ev.bytes;
   s.time_us += ev.dur_us;
-  if (ev.category == "BLOCK" && !ev.counter)
+  if (ev.category == category::block && !ev.counter)
     s.durations_us.push_back(static_cast<uint32_t>(std::min<uint64_t>(ev.dur_us, UINT32_MAX)));
 }
 
@@ -64,7 +66,7 @@ nlohmann::json amplification_json(const io_totals& t)
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [layer, f] : t.flows)
     j["bytes"][layer] = {{"read", f.read_bytes}, {"write", f.write_bytes}};
-  layer_flow app = flow_of(t, "POSIX"), dev = flow_of(t, "BLOCK");
+  layer_flow app = flow_of(t, category::posix), dev = flow_of(t, category::block);
   j["read"] = ratio_json(dev.read_bytes, app.read_bytes);
   j["write"] = ratio_json(dev.write_bytes, app.write_bytes);
   return j;
@@ -142,7 +144,7 @@ std::string summary_text(const summary_builder& s, const process_table& processe
                     static_cast<unsigned long long>(st.time_us));
       out += line;
     }
-  layer_flow app = flow_of(s.totals(), "POSIX"), dev = flow_of(s.totals(), "BLOCK");
+  layer_flow app = flow_of(s.totals(), category::posix), dev = flow_of(s.totals(), category::block);
   auto amp = [](uint64_t d, uint64_t a) { return a ? static_cast<double>(d) / static_cast<double>(a) : 0.0; };
   std::snprintf(
       line, sizeof(line),

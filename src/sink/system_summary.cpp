@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/category.h"
 #include "core/user_regex.h"
 
 namespace dc {
@@ -46,7 +47,8 @@ struct system_row {
 
 void add_ops(const io_totals& t, system_row& row)
 {
-  layer_flow app = flow_of(t, "POSIX"), fs = flow_of(t, "FS"), dev = flow_of(t, "BLOCK");
+  layer_flow app = flow_of(t, category::posix), fs = flow_of(t, category::fs),
+             dev = flow_of(t, category::block);
   row.app.read_bytes += app.read_bytes;
   row.app.write_bytes += app.write_bytes;
   row.dev.read_bytes += dev.read_bytes;
