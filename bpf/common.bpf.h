@@ -18,6 +18,14 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Submissions wake the consumer only once this many bytes wait in the ring (set by user space). */
 const volatile __u64 dc_wake_mark = 1 << 20;
+/* log2 of the kernel's page size (set by user space from sysconf(_SC_PAGESIZE)). */
+const volatile __u32 dc_page_shift = 12;
+
+/* Pages that `bytes` bytes fill, rounded up. */
+static __always_inline __u64 dc_pages_of(__u64 bytes)
+{
+  return (bytes + (1ULL << dc_page_shift) - 1) >> dc_page_shift;
+}
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);

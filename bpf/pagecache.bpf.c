@@ -75,8 +75,9 @@ int BPF_PROG(dc_pagecache_dirty, struct folio* folio, struct address_space* mapp
 {
   if (!mapping)
     return 0;
-  struct inode* host = mapping->host;
-  struct dc_pagecache_counts* c = dc_counts_for(host->i_sb->s_dev, host->i_ino);
+  struct dc_file_ref file;
+  dc_mapping_file(mapping, &file);
+  struct dc_pagecache_counts* c = dc_counts_for(file.dev, file.ino);
   if (!c)
     return 0;
   __sync_fetch_and_add(&c->dirtied, dc_folio_pages(folio));
@@ -101,7 +102,7 @@ int dc_pagecache_iomap_written(struct trace_event_raw_iomap_range_class* ctx)
 {
   struct dc_pagecache_counts* c = dc_counts_of_owner(ctx->dev, ctx->ino);
   if (c)
-    __sync_fetch_and_add(&c->written_back, (ctx->length + 4095) / 4096);
+    __sync_fetch_and_add(&c->written_back, dc_pages_of(ctx->length));
   return 0;
 }
 

@@ -119,11 +119,11 @@ static __always_inline __u64 dc_pages_read(const struct dc_thread* e, const stru
   if (!dc_is_file_data(mode))
     return 0;
   if (spec->offset_arg < 0 || spec->offset_arg >= 6)
-    return (ret + 4095) / 4096;
+    return dc_pages_of(ret);
   __s64 off = (__s64)dc_arg(e->args, spec->offset_arg);
   if (off < 0)
-    return (ret + 4095) / 4096;
-  return ((__u64)off + ret - 1) / 4096 - (__u64)off / 4096 + 1;
+    return dc_pages_of(ret);
+  return (((__u64)off + ret - 1) >> dc_page_shift) - ((__u64)off >> dc_page_shift) + 1;
 }
 
 SEC("tp_btf/sys_exit")

@@ -47,6 +47,7 @@ struct shared_maps {
   uint64_t wake_mark = 0;
   bool hold_new = false;             // user-space probes are attached per process: hold new processes
   uint64_t profile_interval_ns = 0;  // 0: trace mode (one record per event)
+  uint32_t page_shift = 12;          // log2 of the kernel's page size (sysconf)
 };
 
 class layer {

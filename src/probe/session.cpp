@@ -8,6 +8,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <iterator>
 #include <cstring>
@@ -112,6 +113,8 @@ result<> session::open_process_tracking(const session_options& options)
   maps_.wake_mark = options.ring_bytes / 4;
   process_->rodata->dc_wake_mark = maps_.wake_mark;
   process_->rodata->dc_hold_new = maps_.hold_new;
+  maps_.page_shift = static_cast<uint32_t>(std::countr_zero(static_cast<uint64_t>(sysconf(_SC_PAGESIZE))));
+  process_->rodata->dc_page_shift = maps_.page_shift;
   maps_.profile_interval_ns = options.profile_interval_ns;
   process_->rodata->dc_profile_interval_ns = maps_.profile_interval_ns;
   // About three intervals are in the map at once; an event that finds no room is counted lost.

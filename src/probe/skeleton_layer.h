@@ -24,6 +24,7 @@ class skeleton_layer : public Base {
       return fail("cannot open the " + std::string(this->name()) + " BPF object: " + std::strerror(errno));
     skel_->rodata->dc_wake_mark = maps.wake_mark;
     skel_->rodata->dc_profile_interval_ns = maps.profile_interval_ns;
+    skel_->rodata->dc_page_shift = maps.page_shift;
     if constexpr (requires { skel_->rodata->dc_hold_new; })  // objects that add processes
       skel_->rodata->dc_hold_new = maps.hold_new;
     if (auto shared = reuse_shared_maps(skel_->obj, maps); !shared)

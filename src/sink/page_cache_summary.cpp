@@ -1,12 +1,15 @@
 #include "sink/page_cache_summary.h"
 
+#include <unistd.h>
+
 #include "core/category.h"
 #include "sink/summary.h"
 
 namespace dc {
 
 namespace {
-constexpr uint64_t page_size = 4096;
+// The kernel's, as the kernel side counts pages read (bpf/syscall.bpf.c, dc_pages_read).
+const uint64_t page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 
 void add_to(page_cache_counts& into, const page_cache_counts& c)
 {
