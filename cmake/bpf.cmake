@@ -1,27 +1,28 @@
 # BPF objects: bpf/<name>.bpf.c -> <name>.bpf.o (clang, CO-RE) -> <name>.skel.h (bpftool).
 # vmlinux.h is generated from the running kernel's BTF; CO-RE relocations make the objects
-# portable to other kernels.
-find_program(BPF_CLANG clang REQUIRED)
-find_program(BPFTOOL bpftool REQUIRED)
+# portable to other kernels. Included only with DATACRUMBS_BPF=ON (the architecture is checked
+# before, in CMakeLists.txt).
+set(DATACRUMBS_VMLINUX_BTF /sys/kernel/btf/vmlinux CACHE FILEPATH "kernel BTF used for vmlinux.h")
+find_program(BPF_CLANG clang)
+find_program(BPFTOOL bpftool)
+# Checked here, at configure time, with one line naming what is missing.
+set(what_BPF_CLANG "clang (compiles bpf/*.bpf.c)")
+set(what_BPFTOOL "bpftool (writes vmlinux.h and the skeletons)")
+set(what_DATACRUMBS_VMLINUX_BTF "the kernel's BTF (vmlinux.h is generated from it)")
+foreach(need BPF_CLANG BPFTOOL DATACRUMBS_VMLINUX_BTF)
+  if(NOT ${need} OR NOT EXISTS "${${need}}")
+    message(FATAL_ERROR "DATACRUMBS_BPF is ON but ${what_${need}} is missing (${need}=${${need}}): install "
+                        "it (scripts/install-deps.sh), or configure with -DDATACRUMBS_BPF=OFF to build only the "
+                        "modules that need no BPF and their unit tests.")
+  endif()
+endforeach()
 
 set(DATACRUMBS_BPF_OUT ${CMAKE_BINARY_DIR}/bpf)
 file(MAKE_DIRECTORY ${DATACRUMBS_BPF_OUT})
-set(DATACRUMBS_VMLINUX_BTF /sys/kernel/btf/vmlinux CACHE FILEPATH "kernel BTF used for vmlinux.h")
-
 add_custom_command(
   OUTPUT ${DATACRUMBS_BPF_OUT}/vmlinux.h
   COMMAND ${BPFTOOL} btf dump file ${DATACRUMBS_VMLINUX_BTF} format c > ${DATACRUMBS_BPF_OUT}/vmlinux.h
   COMMENT "Generating vmlinux.h from ${DATACRUMBS_VMLINUX_BTF}")
-
-# x86-64 only, refused here rather than built wrong: the BPF programs read x86-64 registers by
-# name (syscall arguments in di/si/dx/r10/r8/r9, orig_ax, sp) and the x86 page-fault tracepoints
-# with their error code. (Syscall numbers come from the host's <sys/syscall.h> through
-# src/core/syscall_table.cpp.)
-execute_process(COMMAND uname -m OUTPUT_VARIABLE DATACRUMBS_ARCH OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(NOT DATACRUMBS_ARCH STREQUAL "x86_64")
-  message(FATAL_ERROR "DataCrumbs supports x86_64 only (this machine is ${DATACRUMBS_ARCH}): its BPF "
-                      "programs read x86-64 registers and the x86 page-fault tracepoints.")
-endif()
 set(DATACRUMBS_BPF_ARCH x86)
 
 add_library(datacrumbs_skeletons INTERFACE)

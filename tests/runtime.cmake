@@ -1,0 +1,109 @@
+# Runtime tests: root, real BPF, real workloads, checked against ground truth. Built only with
+# DATACRUMBS_BPF=ON (they run the tools). Included by tests/CMakeLists.txt, whose directory paths
+# here are relative to.
+add_executable(io_workload runtime/io_workload.cpp)
+target_link_libraries(io_workload PRIVATE Threads::Threads)
+
+add_executable(tcp_pair runtime/tcp_pair.cpp)
+add_executable(lingering_writer runtime/lingering_writer.cpp)
+add_executable(mmap_reader runtime/mmap_reader.cpp)
+# Built without optimisation of its custom functions away, with its symbol table (the explorer reads it).
+add_executable(stdio_app runtime/stdio_app.c)
+add_executable(usdt_app runtime/usdt_app.c)
+add_library(dc_plugin SHARED runtime/plugin.c)
+add_executable(plugin_app runtime/plugin_app.c)
+# A statically linked program, which datacrumbs_track must refuse.
+add_executable(static_app runtime/static_app.c)
+target_link_options(static_app PRIVATE -static)
+target_link_libraries(plugin_app PRIVATE ${CMAKE_DL_LIBS})
+# Parallel HDF5 over Open MPI, linked to the shared libraries the HDF5 and MPI configs probe.
+pkg_check_modules(HDF5_MPI REQUIRED IMPORTED_TARGET hdf5-openmpi)
+add_executable(hdf5_mpi_app runtime/hdf5_mpi_app.c)
+target_link_libraries(hdf5_mpi_app PRIVATE PkgConfig::HDF5_MPI)
+
+add_executable(runtime_tests
+  runtime/pipeline_test.cpp runtime/workload_test.cpp runtime/trace_file_test.cpp runtime/cli_test.cpp
+  runtime/block_test.cpp runtime/pagecache_test.cpp runtime/net_test.cpp runtime/fault_test.cpp runtime/fs_test.cpp runtime/uprobe_test.cpp runtime/hdf5_mpi_test.cpp runtime/mpi_launch_test.cpp runtime/deploy_test.cpp runtime/deploy_fixture.cpp runtime/deploy_modes_test.cpp runtime/postgres_test.cpp runtime/profile_test.cpp runtime/loop_fs.cpp runtime/runtime_helpers.cpp unit/trace_reader.cpp
+  runtime/analyze_csv_test.cpp)
+target_include_directories(runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(runtime_tests PRIVATE
+  DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>" IO_WORKLOAD_BIN="$<TARGET_FILE:io_workload>" TCP_PAIR_BIN="$<TARGET_FILE:tcp_pair>"
+  LINGERING_WRITER_BIN="$<TARGET_FILE:lingering_writer>" MMAP_READER_BIN="$<TARGET_FILE:mmap_reader>"
+  STDIO_APP_BIN="$<TARGET_FILE:stdio_app>" USDT_APP_BIN="$<TARGET_FILE:usdt_app>" HDF5_MPI_APP_BIN="$<TARGET_FILE:hdf5_mpi_app>"
+  PLUGIN_APP_BIN="$<TARGET_FILE:plugin_app>" STATIC_APP_BIN="$<TARGET_FILE:static_app>"
+  DATACRUMBS_BUILD_DIR="${CMAKE_BINARY_DIR}" PLUGIN_LIB="$<TARGET_FILE:dc_plugin>" DATACRUMBS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+target_link_libraries(runtime_tests PRIVATE datacrumbs_core datacrumbs_deploy GTest::gtest_main PkgConfig::ZLIB nlohmann_json::nlohmann_json)
+add_dependencies(runtime_tests datacrumbs usdt_app io_workload tcp_pair lingering_writer mmap_reader stdio_app hdf5_mpi_app plugin_app dc_plugin datacrumbs_probe_configurator datacrumbs_client datacrumbs_track static_app datacrumbs_sign_probes)
+gtest_discover_tests(runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
+
+# The analyze counters against a controlled workload traced by the real tool.
+add_executable(darshan_workload runtime/darshan_workload.c)
+add_executable(analyze_counters_runtime_tests runtime/analyze_counters_test.cpp runtime/runtime_helpers.cpp
+  unit/trace_reader.cpp unit/analyze_lines.cpp)
+target_include_directories(analyze_counters_runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(analyze_counters_runtime_tests PRIVATE
+  DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>" DARSHAN_WORKLOAD_BIN="$<TARGET_FILE:darshan_workload>")
+target_link_libraries(analyze_counters_runtime_tests PRIVATE datacrumbs_analyze GTest::gtest_main PkgConfig::ZLIB)
+add_dependencies(analyze_counters_runtime_tests datacrumbs darshan_workload)
+gtest_discover_tests(analyze_counters_runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
+
+# `analyze --html` on the trace of a real run (root: it traces).
+add_executable(html_report_runtime_tests runtime/analyze_html_test.cpp runtime/runtime_helpers.cpp unit/trace_reader.cpp
+  unit/headless_chromium.cpp)
+target_include_directories(html_report_runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(html_report_runtime_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>")
+target_link_libraries(html_report_runtime_tests PRIVATE GTest::gtest_main PkgConfig::ZLIB nlohmann_json::nlohmann_json)
+add_dependencies(html_report_runtime_tests datacrumbs)
+gtest_discover_tests(html_report_runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE)
+
+# datacrumbs analyze against real runs (root).
+add_executable(analyze_runtime_tests runtime/analyze_runtime_test.cpp runtime/runtime_helpers.cpp unit/trace_reader.cpp)
+target_include_directories(analyze_runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(analyze_runtime_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>")
+target_link_libraries(analyze_runtime_tests PRIVATE datacrumbs_analyze GTest::gtest_main PkgConfig::ZLIB)
+add_dependencies(analyze_runtime_tests datacrumbs)
+gtest_discover_tests(analyze_runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
+
+# The Dask driver against single-process analyze, over traces of real runs (root: it traces them).
+add_test(NAME dask_equals_analyze
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/runtime/dask_test.py $<TARGET_FILE:datacrumbs>
+    ${CMAKE_BINARY_DIR}/bin/datacrumbs-dask)
+set_tests_properties(dask_equals_analyze PROPERTIES LABELS runtime RUN_SERIAL TRUE TIMEOUT 300)
+
+# The snapshots in a real trace against nproc, uname, lsblk, findmnt and stat.
+add_executable(snapshot_runtime_tests runtime/snapshot_test.cpp runtime/deploy_fixture.cpp runtime/runtime_helpers.cpp
+  unit/trace_reader.cpp)
+target_include_directories(snapshot_runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(snapshot_runtime_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>")
+target_link_libraries(snapshot_runtime_tests PRIVATE datacrumbs_deploy GTest::gtest_main PkgConfig::ZLIB nlohmann_json::nlohmann_json)
+add_dependencies(snapshot_runtime_tests datacrumbs datacrumbs_probe_configurator datacrumbs_client)
+gtest_discover_tests(snapshot_runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
+
+# SLURM end to end on a real one-node cluster (needs slurmctld, slurmd, munged; root).
+if(TARGET datacrumbs_spank)
+  add_executable(slurm_tests runtime/slurm_test.cpp runtime/runtime_helpers.cpp unit/trace_reader.cpp)
+  target_include_directories(slurm_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_compile_definitions(slurm_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>" DATACRUMBS_BUILD_DIR="${CMAKE_BINARY_DIR}"
+    DATACRUMBS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  target_link_libraries(slurm_tests PRIVATE datacrumbs_core datacrumbs_deploy GTest::gtest_main PkgConfig::ZLIB nlohmann_json::nlohmann_json)
+  add_dependencies(slurm_tests datacrumbs datacrumbs_probe_configurator datacrumbs_client datacrumbs_job_metadata
+    datacrumbs_spank datacrumbs_track datacrumbs_sign_probes)
+  gtest_discover_tests(slurm_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30 TIMEOUT 600)
+endif()
+
+# Flux end to end on a real `flux start` instance (flux-core built once per machine by
+# scripts/build-flux.sh on its first run, minutes; root). -DDATACRUMBS_FLUX_TESTS=OFF skips it.
+option(DATACRUMBS_FLUX_TESTS "register the Flux runtime test (builds flux-core on first run)" ON)
+add_executable(flux_tests runtime/flux_test.cpp runtime/runtime_helpers.cpp unit/trace_reader.cpp)
+target_include_directories(flux_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(flux_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>" DATACRUMBS_BUILD_DIR="${CMAKE_BINARY_DIR}"
+  DATACRUMBS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+target_link_libraries(flux_tests PRIVATE datacrumbs_core datacrumbs_deploy GTest::gtest_main PkgConfig::ZLIB nlohmann_json::nlohmann_json)
+add_dependencies(flux_tests datacrumbs datacrumbs_probe_configurator datacrumbs_client datacrumbs_job_metadata
+  datacrumbs_track datacrumbs_sign_probes)
+if(TARGET datacrumbs_spank)
+  add_dependencies(flux_tests datacrumbs_spank)  # cmake --install installs it too
+endif()
+if(DATACRUMBS_FLUX_TESTS)
+  gtest_discover_tests(flux_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30 TIMEOUT 900)
+endif()
