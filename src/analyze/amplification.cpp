@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analyze/record_values.h"
+#include "core/category.h"
 
 namespace dc::analyze {
 
@@ -44,7 +45,7 @@ void merge_flows(layer_flows& into, const layer_flows& from)
   for (size_t i = 0; i < layer_count; ++i) into[i].merge(from[i]);
 }
 
-constexpr std::string_view layer_names[layer_count] = {"POSIX", "FS", "BLOCK"};
+constexpr std::string_view layer_names[layer_count] = {category::posix, category::fs, category::block};
 
 // The summary's per-file form: {layer: {read_bytes, write_bytes, reads, writes}, amplification}.
 nlohmann::json file_json(const layer_flows& f)
@@ -148,7 +149,7 @@ void amplification::add(const record& r)
   flow_layer layer;
   io_dir dir;
   uint64_t bytes = 0;
-  if (r.cat == "POSIX") {
+  if (r.cat == category::posix) {
     layer = layer_posix;
     if (r.name != last_posix_name) {
       last_posix_name = r.name;
@@ -160,13 +161,13 @@ void amplification::add(const record& r)
     bytes = static_cast<uint64_t>(std::max<int64_t>(0, r.arg(counter ? "bytes" : "ret").value_or(0)));
     if (bytes == 0)
       return;
-  } else if (r.cat == "FS") {
+  } else if (r.cat == category::fs) {
     layer = layer_fs;
     dir = fs_direction(r.name);
     bytes = static_cast<uint64_t>(std::max<int64_t>(0, r.arg(counter ? "bytes" : "ret").value_or(0)));
     if (bytes == 0)
       return;
-  } else if (r.cat == "BLOCK") {
+  } else if (r.cat == category::block) {
     layer = layer_block;
     dir = r.name == "read" ? io_dir::read : r.name == "write" ? io_dir::write : io_dir::none;
     bytes = static_cast<uint64_t>(std::max<int64_t>(0, r.arg("bytes").value_or(0)));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/category.h"
+
 namespace dc::analyze {
 
 namespace {
@@ -109,10 +111,10 @@ event_tables tables_of(const record& r)
   if (r.ph == phase::metadata || r.ph == phase::other || r.cat == "dftracer")
     return t;
   if (r.ph == phase::counter) {
-    t.in[r.cat == "PAGECACHE" ? cache : profile] = true;
+    t.in[r.cat == category::pagecache ? cache : profile] = true;
     return t;
   }
-  if (r.cat == "POSIX") {
+  if (r.cat == category::posix) {
     t.in[syscall] = true;
     if (one_of(r.name,
                {"socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "shutdown"}))
@@ -122,13 +124,13 @@ event_tables tables_of(const record& r)
       t.in[nw_epoll] = true;
     else if (one_of(r.name, {"setsockopt", "getsockopt"}))
       t.in[nw_sockopt] = true;
-  } else if (r.cat == "FS") {
+  } else if (r.cat == category::fs) {
     t.in[fs] = true;
-  } else if (r.cat == "BLOCK") {
+  } else if (r.cat == category::block) {
     t.in[ds] = true;
-  } else if (r.cat == "FAULT") {
+  } else if (r.cat == category::fault) {
     t.in[pagefault] = true;
-  } else if (r.cat == "NET") {
+  } else if (r.cat == category::net) {
     t.in[r.name == "state" ? nw_conn : one_of(r.name, {"retransmit", "drop"}) ? nw_drop : nw] = true;
   } else {
     t.in[user] = true;  // STDIO, MPI, HDF5 and every other traced library

@@ -4,6 +4,8 @@
 #include <set>
 #include <string>
 
+#include "core/category.h"
+
 namespace dc::analyze {
 
 namespace {
@@ -27,7 +29,7 @@ void file_counters::add(const record& r)
 {
   if (r.ts_us > 0 && r.ph != phase::metadata && (start_us == 0 || r.ts_us < start_us))
     start_us = r.ts_us;
-  if (r.ph != phase::complete || r.cat != "POSIX" || r.fhash == 0)
+  if (r.ph != phase::complete || r.cat != category::posix || r.fhash == 0)
     return;
   if (r.name != last_name) {
     last_name = r.name;

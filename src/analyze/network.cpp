@@ -1,5 +1,7 @@
 #include "analyze/network.h"
 
+#include "core/category.h"
+
 namespace dc::analyze {
 
 namespace {
@@ -31,7 +33,7 @@ void net_counts::merge(const net_counts& o)
 
 void network::add(const record& r)
 {
-  if (r.cat != "NET" || (r.ph != phase::complete && r.ph != phase::counter && r.ph != phase::instant))
+  if (r.cat != category::net || (r.ph != phase::complete && r.ph != phase::counter && r.ph != phase::instant))
     return;
   bool counter = r.ph == phase::counter;
   process_key proc{r.hhash, r.pid};

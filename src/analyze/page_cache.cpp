@@ -3,6 +3,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/category.h"
+
 namespace dc::analyze {
 
 namespace {
@@ -37,7 +39,7 @@ std::string name_of(uint64_t hash, const std::unordered_map<uint64_t, std::strin
 
 void page_cache::add(const record& r)
 {
-  if (r.ph != phase::counter || r.cat != "PAGECACHE" || r.name != "page_cache")
+  if (r.ph != phase::counter || r.cat != category::pagecache || r.name != "page_cache")
     return;
   counts c{};
   for (size_t i = 0; i < c.size(); ++i)

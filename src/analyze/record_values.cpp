@@ -4,6 +4,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/category.h"
 #include "core/function_table.h"
 #include "core/syscall_table.h"
 
@@ -67,16 +68,16 @@ uint64_t io_bytes(const record& r)
     return static_cast<uint64_t>(std::max<int64_t>(0, r.arg("bytes").value_or(0)));
   if (r.ph != phase::complete)
     return 0;
-  if (r.cat == "BLOCK")
+  if (r.cat == category::block)
     return static_cast<uint64_t>(std::max<int64_t>(0, r.arg("bytes").value_or(0)));
   int64_t ret = r.arg("ret").value_or(0);
   if (ret <= 0)
     return 0;
-  if (r.cat == "POSIX")
+  if (r.cat == category::posix)
     return posix_direction(r.name) != io_dir::none ? static_cast<uint64_t>(ret) : 0;
-  if (r.cat == "FS")
+  if (r.cat == category::fs)
     return ends_with_read_or_write(r.name) ? static_cast<uint64_t>(ret) : 0;
-  if (r.cat == "NET")
+  if (r.cat == category::net)
     return r.name == "send" || r.name == "recv" ? static_cast<uint64_t>(ret) : 0;
   // User-space layers: fread/fwrite return items; bytes = items × item size.
   if (const function_info* f = find_function(r.name); f && f->item_size_arg >= 0)
