@@ -19,7 +19,6 @@
 #include <sstream>
 
 #include "core/hash.h"
-#include "core/syscall_table.h"
 #include "deploy/trace_name.h"
 #include "runtime/runtime_helpers.h"
 #include "runtime/scheduler_checks.h"
@@ -173,6 +172,10 @@ struct slurm_test : runtime_test {
            "/out.$SLURM_JOB_ID.$SLURM_PROCID bs=4k count=$((10 + SLURM_PROCID)) status=none\" 2>" +
            cluster->jobs + "/strace.$SLURM_JOB_ID.$SLURM_PROCID'\n";
   }
+  std::string strace_file(int job, int task) const
+  {
+    return cluster->jobs + "/strace." + std::to_string(job) + "." + std::to_string(task);
+  }
   std::string out_file(int job, int task) const
   {
     return cluster->jobs + "/out." + std::to_string(job) + "." + std::to_string(task);
@@ -189,58 +192,6 @@ struct slurm_test : runtime_test {
     for (const char* suffix : {".pid", ".ready", ".probes.json.gz"})
       EXPECT_FALSE(std::filesystem::exists(cluster->run + "/datacrumbs-" + std::to_string(job) + suffix))
           << suffix;
-  }
-  // strace's count of each system call of process `pid`: strace -f prefixes a line with the pid
-  // only while it traces more than one process, and the writer (started first, ended last) is
-  // the only one otherwise. "<... resumed>", signal and exit lines are not calls.
-  std::map<std::string, uint64_t> strace_counts(int job, int task, uint32_t pid) const
-  {
-    std::map<std::string, uint64_t> counts;
-    std::istringstream in(
-        read_file(cluster->jobs + "/strace." + std::to_string(job) + "." + std::to_string(task)));
-    for (std::string line; std::getline(in, line);) {
-      std::string who;
-      if (size_t digits = line.find_first_not_of("0123456789");
-          digits != 0 && digits != std::string::npos && line[digits] == ' ') {
-        who = line.substr(0, digits);
-        line = line.substr(line.find_first_not_of(' ', digits));
-      }
-      if (!who.empty() && who != std::to_string(pid))
-        continue;
-      size_t paren = line.find('(');
-      if (paren == std::string::npos || line.starts_with("<...") || line.starts_with("---") ||
-          line.starts_with("+++"))
-        continue;
-      ++counts[line.substr(0, paren)];
-    }
-    return counts;
-  }
-  // The task's process in the trace: exactly strace's count of every traced system call, and
-  // its rank and size from SLURM_PROCID/SLURM_NTASKS.
-  void expect_task_equals_strace(const parsed_trace& trace, int job, int task, uint32_t pid)
-  {
-    std::map<std::string, uint64_t> ours;
-    for (const auto& e : complete_events(trace))
-      if (e["pid"] == pid && e["cat"] == "POSIX")
-        ++ours[e["name"].get<std::string>()];
-    auto truth = strace_counts(job, task, pid);
-    ASSERT_EQ(truth["write"], 10u + task) << "strace's own count of dd's writes";
-    int compared = 0;
-    for (const auto& s : traced_syscalls()) {
-      std::string name(s.name);
-      EXPECT_EQ(ours[name], truth[name]) << "task " << task << ": " << name;
-      compared += truth[name] > 0;
-    }
-    EXPECT_GE(compared, 8) << "task " << task;
-    EXPECT_GE(truth["read"], 10u + task) << "dd reads each block";
-    bool labelled = false;
-    for (const auto& l : trace.lines)
-      if (l["ph"] == "M" && l["name"] == "process_name" && l["pid"] == pid && l["args"].contains("rank")) {
-        EXPECT_EQ(l["args"]["rank"], task);
-        EXPECT_EQ(l["args"]["size"], 2);
-        labelled = true;
-      }
-    EXPECT_TRUE(labelled) << "task " << task << " has no rank";
   }
   void expect_traced(const slurm_cluster::job& j)
   {
@@ -260,7 +211,7 @@ struct slurm_test : runtime_test {
       task_pids.insert(w.pids.begin(), w.pids.end());
       EXPECT_EQ(std::filesystem::file_size(out_file(j.id, task)), (10u + task) * 4096);
       if (w.pids.size() == 1)
-        expect_task_equals_strace(trace, j.id, task, *w.pids.begin());
+        expect_process_equals_strace(trace, strace_file(j.id, task), *w.pids.begin(), task, 2, 10 + task);
     }
     EXPECT_EQ(task_pids.size(), 2u) << "the two tasks are two processes";
     EXPECT_EQ(j.output.find("tracing is off"), std::string::npos) << j.output;
