@@ -62,7 +62,7 @@ TEST_F(slurm_prolog_test, ConcurrentProloguesStartOneDaemonAndAStuckDaemonIsKill
   const int job = 990001;
   std::string prolog = env(job, cluster->uid, cluster->probes) + script("prolog");
   int first_rc = -1, second_rc = -1;
-  std::thread first([&] { first_rc = run_shell(prolog + " 2>" + cluster->dir / "p1.err"); });
+  std::jthread first([&] { first_rc = run_shell(prolog + " 2>" + cluster->dir / "p1.err"); });
   std::string pid_text;
   for (int i = 0; i < 300 && pid_text.empty(); ++i) {
     usleep(10000);
@@ -72,7 +72,7 @@ TEST_F(slurm_prolog_test, ConcurrentProloguesStartOneDaemonAndAStuckDaemonIsKill
   pid_t daemon = std::stoi(pid_text);
   kill(daemon, SIGSTOP);
   bool ready_before = std::filesystem::exists(file(job, ".ready"));
-  std::thread second([&] { second_rc = run_shell(prolog + " 2>" + cluster->dir / "p2.err"); });
+  std::jthread second([&] { second_rc = run_shell(prolog + " 2>" + cluster->dir / "p2.err"); });
   sleep(2);
   EXPECT_EQ(daemons_of(job).size(), 1u) << "the second prolog started a daemon of its own";
   kill(daemon, SIGCONT);
