@@ -57,7 +57,8 @@ add_dependencies(html_report_runtime_tests datacrumbs)
 gtest_discover_tests(html_report_runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE)
 
 # datacrumbs analyze against real runs (root).
-add_executable(analyze_runtime_tests runtime/analyze_runtime_test.cpp runtime/runtime_helpers.cpp unit/trace_reader.cpp)
+add_executable(analyze_runtime_tests runtime/analyze_runtime_test.cpp runtime/analyze_hosts_test.cpp
+  runtime/runtime_helpers.cpp unit/trace_reader.cpp)
 target_include_directories(analyze_runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(analyze_runtime_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>")
 target_link_libraries(analyze_runtime_tests PRIVATE datacrumbs_analyze GTest::gtest_main PkgConfig::ZLIB)
@@ -81,7 +82,8 @@ gtest_discover_tests(snapshot_runtime_tests PROPERTIES LABELS runtime RUN_SERIAL
 
 # SLURM end to end on a real one-node cluster (needs slurmctld, slurmd, munged; root).
 if(TARGET datacrumbs_spank)
-  add_executable(slurm_tests runtime/slurm_test.cpp runtime/runtime_helpers.cpp unit/trace_reader.cpp)
+  add_executable(slurm_tests runtime/slurm_test.cpp runtime/slurm_prolog_test.cpp runtime/runtime_helpers.cpp
+    unit/trace_reader.cpp)
   target_include_directories(slurm_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_definitions(slurm_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>" DATACRUMBS_BUILD_DIR="${CMAKE_BINARY_DIR}"
     DATACRUMBS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

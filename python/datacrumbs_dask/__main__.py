@@ -29,6 +29,9 @@ def _parser():
     p.add_argument("--csv", metavar="DIR", help="the report as CSV files")
     p.add_argument("--html", metavar="FILE", help="the report as one HTML page")
     p.add_argument("--bin-ms", type=int, metavar="N", help="time-series bin width in milliseconds")
+    p.add_argument("--clock-skew-us", type=int, metavar="N",
+                   help="move a host's timestamps onto NTP time when its recorded clock offset "
+                        "exceeds N us (default: analyze's, 1000); applied by each worker")
     p.add_argument("--datacrumbs", metavar="BIN",
                    help="the datacrumbs binary, at the same path on every worker "
                         "(default: $DATACRUMBS_BIN, else datacrumbs on PATH)")
@@ -60,6 +63,9 @@ def main(argv=None):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             print(f"datacrumbs-dask: --{name.replace('_', '-')} must be at least 1", file=sys.stderr)
             return 2
+    if args.clock_skew_us is not None and args.clock_skew_us < 0:
+        print("datacrumbs-dask: --clock-skew-us must be at least 0", file=sys.stderr)
+        return 2
     if args.scheduler and args.workers:
         print("datacrumbs-dask: --workers sizes a LocalCluster; not with --scheduler", file=sys.stderr)
         return 2
@@ -90,7 +96,9 @@ def main(argv=None):
     print(f"datacrumbs-dask: {len(files)} inputs in {len(subsets)} parts on {workers} workers "
           f"({args.scheduler or 'LocalCluster'})", file=sys.stderr)
     try:
-        return analyze_on_cluster(client, binary, subsets, threads, _merge_args(args), os.getcwd())
+        partial_args = [] if args.clock_skew_us is None else ["--clock-skew-us", str(args.clock_skew_us)]
+        return analyze_on_cluster(client, binary, subsets, threads, _merge_args(args), os.getcwd(),
+                                  partial_args=partial_args)
     finally:
         client.close()
         if cluster is not None:

@@ -17,15 +17,17 @@ def _send_tasks_by_value():
         pass
 
 
-def analyze_on_cluster(client, binary, subsets, threads, merge_args, cwd, log=sys.stderr):
-    """Runs one task per subset on `client`'s cluster and merges their partials with
+def analyze_on_cluster(client, binary, subsets, threads, merge_args, cwd, log=sys.stderr,
+                       partial_args=()):
+    """Runs one task per subset on `client`'s cluster (`analyze --partial ... partial_args`)
+    and merges their partials with
     `binary analyze --merge ... merge_args` (its text report goes to stdout). Returns the exit
     status: the merge's, or 1 when no subset gave a partial. Tasks run in `cwd` (the client's:
     paths are passed as the user spelled them, so problems name them as one analyze would)."""
     _send_tasks_by_value()
     n = len(subsets)
     futures = client.map(tasks.analyze_subset, [binary] * n, subsets, [threads] * n, [cwd] * n,
-                         pure=False)
+                         [tuple(partial_args)] * n, pure=False)
     results = client.gather(futures)
     pids = {r["worker_pid"] for r in results if "worker_pid" in r}
     log.write(f"datacrumbs-dask: {len(results)} parts ran in {len(pids)} worker processes\n")

@@ -9,14 +9,16 @@ import subprocess
 import tempfile
 
 
-def analyze_subset(binary, files, threads, cwd):
-    """Runs `binary analyze FILES --partial P --threads N` here, in directory `cwd`, and returns
+def analyze_subset(binary, files, threads, cwd, options=()):
+    """Runs `binary analyze FILES --partial P --threads N OPTIONS` here, in directory `cwd`
+    (OPTIONS: what applies while traces are read, e.g. --clock-skew-us), and returns
     {"returncode", "partial" (the gzipped partial's bytes, b"" on failure), "stderr", "files"}."""
     with tempfile.TemporaryDirectory(prefix="datacrumbs-dask-") as tmp:
         partial = os.path.join(tmp, "partial.json.gz")
         command = [binary, "analyze", "--partial", partial]
         if threads:
             command += ["--threads", str(threads)]
+        command += list(options)
         command += ["--", *files]  # a path may start with "-"
         try:
             done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

@@ -13,6 +13,7 @@ void analysis::merge(const analysis& o)
   timeline.merge(o.timeline);
   counters.merge(o.counters);
   snapshots.merge(o.snapshots);
+  clock.merge(o.clock);
 }
 
 nlohmann::json analysis::partial() const
@@ -24,7 +25,8 @@ nlohmann::json analysis::partial() const
           {"layers", layers.partial()},
           {"timeline", timeline.partial()},
           {"counters", counters.partial()},
-          {"snapshots", snapshots.partial()}};
+          {"snapshots", snapshots.partial()},
+          {"clock", clock.partial()}};
 }
 
 dc::result<analysis> analysis::from_partial(const nlohmann::json& j)
@@ -47,7 +49,8 @@ dc::result<analysis> analysis::from_partial(const nlohmann::json& j)
                  section("layers", a.layers, layers_section::from_partial),
                  section("timeline", a.timeline, timeline_section::from_partial),
                  section("counters", a.counters, counter_sections::from_partial),
-                 section("snapshots", a.snapshots, snapshots::from_partial)})
+                 section("snapshots", a.snapshots, snapshots::from_partial),
+                 section("clock", a.clock, clock_section::from_partial)})
     if (!r)
       return std::unexpected(r.error());
   return a;
@@ -70,7 +73,8 @@ nlohmann::json analysis::report(uint64_t bin_ms) const
                       {"diagnostics", nlohmann::json::array()},
                       {"snapshots", snapshots.report(n)},
                       {"timeseries", time_json["timeseries"]},
-                      {"heatmap", time_json["heatmap"]}};
+                      {"heatmap", time_json["heatmap"]},
+                      {"clock", clock.report(n, run.hosts)}};
   j.update(counters.report(n));
   j["diagnostics"] = diagnose(j);
   return j;

@@ -55,6 +55,7 @@ result<> write_text(const std::string& path, const std::string& text)
 result<analyze::analysis> merge_partials(const std::vector<std::string>& paths)
 {
   analyze::analysis all;
+  bool first = true;
   for (const std::string& p : paths) {
     auto text = read_maybe_gzip(p);
     if (!text)
@@ -65,7 +66,11 @@ result<analyze::analysis> merge_partials(const std::vector<std::string>& paths)
     auto part = analyze::analysis::from_partial(j);
     if (!part)
       return fail(p + ": " + part.error().message);
-    all.merge(*part);
+    if (first)
+      all = std::move(*part);  // its clock threshold, not the default's
+    else
+      all.merge(*part);
+    first = false;
   }
   return all;
 }
@@ -88,14 +93,17 @@ result<int> run_analyze(const analyze_options& o)
     all = std::move(*merged);
   } else {
     all.inputs.print = true;
+    if (o.clock_skew_us >= 0)
+      all.clock.threshold_us = o.clock_skew_us;
     std::vector<std::string> files = analyze::expand_inputs(o.inputs, all.inputs);
     analyze::reader_options ro{o.threads, o.progress && isatty(STDERR_FILENO)};
     if (!o.csv_dir.empty())
       events_csv.emplace(o.csv_dir, all.names.names);
     analyze::record_sink sink{[&](const analyze::record& r) {
-                                all.add(r);  // names first: the CSV row resolves its hashes
+                                // names first: the CSV row resolves its hashes
+                                const analyze::record& placed = all.add(r);
                                 if (events_csv)
-                                  events_csv->add(r);
+                                  events_csv->add(placed);
                               },
                               [&] {
                                 all.end_file();

@@ -111,6 +111,11 @@ int main(int argc, char** argv)
   analyze_cmd->add_option("--threads", analyze.threads, "workers that inflate and parse (default: all cores)")
       ->check(CLI::Range(1u, 4096u));
   analyze_cmd->add_flag("--no-progress", no_progress, "no progress bar on stderr");
+  analyze_cmd
+      ->add_option("--clock-skew-us", analyze.clock_skew_us,
+                   "move a trace's timestamps onto NTP time when its host's recorded clock offset "
+                   "exceeds this (default 1000; 0: any offset)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
 
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run" &&
       std::string_view(argv[1]) != "layers" && std::string_view(argv[1]) != "explore" &&
@@ -140,6 +145,12 @@ int main(int argc, char** argv)
   if (*analyze_cmd) {
     if (analyze.merge && !analyze.partial_path.empty()) {
       std::fprintf(stderr, "datacrumbs: analyze: --partial takes traces, not --merge's partials\n");
+      return 2;
+    }
+    if (analyze.merge && analyze.clock_skew_us >= 0) {
+      std::fprintf(stderr,
+                   "datacrumbs: analyze: --clock-skew-us applies when traces are read (with --partial), "
+                   "not to --merge's partials\n");
       return 2;
     }
     analyze.progress = !no_progress;

@@ -44,6 +44,7 @@ void pfw_writer::write_clock(const host_clock& clock)
   append_field(b, "ntp_offset_ns", clock.ntp_offset_ns);
   append_field(b, "ntp_est_error_us", clock.ntp_est_error_us);
   append_field(b, "ntp_max_error_us", clock.ntp_max_error_us);
+  append_string_field(b, "ntp_source", clock.ntp_source);
   b.append("}}\n");
 }
 
