@@ -142,7 +142,8 @@ result<int> run_traced(const run_options& options)
                   (*pipeline)->counters_written(),
                   (*pipeline)->lost(),
                   trace_path,
-                  interval_ms};
+                  interval_ms,
+                  (*pipeline)->elapsed_s()};
   if (summary_file) {
     auto written = summary_file->commit((*pipeline)->summary_json(facts).dump(2) + "\n");
     if (!written)

@@ -83,6 +83,7 @@ result<> trace_pipeline::finish()
   auto detached = probes_.detach();
   auto drained = collector_->stop();
   lost_ = probes_.losses();
+  ended_ = std::chrono::steady_clock::now();
   dec_.finish_trace();
   for (const auto& [key, counts] : probes_.page_cache_counts()) dec_.decode_page_cache(key, counts);
   dec_.write_page_cache_counters(now_epoch_us());

@@ -54,6 +54,13 @@ TEST_F(runtime_test, TraceIsValidGzipAndJsonWithMetadataBeforeUse)
   }
   EXPECT_EQ(run.trace.lines.back()["name"], "end");
   EXPECT_EQ(file_names(run.trace)[string_hash(dir / "out.txt")], dir / "out.txt");
+  // The summary's rates: events written over the run's elapsed time, which the test's own
+  // clock brackets.
+  double elapsed = run.summary["elapsed_s"].get<double>();
+  EXPECT_GT(elapsed, 0.0);
+  EXPECT_LE(elapsed, static_cast<double>(run.end_us - run.start_us) / 1e6);
+  EXPECT_DOUBLE_EQ(run.summary["events"]["written_per_s"].get<double>(),
+                   run.summary["events"]["written"].get<double>() / elapsed);
 }
 
 TEST_F(runtime_test, FilesOpenedBeforeTracingResolveToTheirPaths)
