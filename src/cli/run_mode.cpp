@@ -115,6 +115,8 @@ result<int> run_traced(const run_options& options)
   if (!pipeline)
     return abandon(pipeline.error());
   (*pipeline)->dec().snapshot_fds(static_cast<uint32_t>(child->pid));
+  if (options.no_index)
+    (*pipeline)->skip_index();
   // Its user-space probes are in place before its exec: they cover every binary it maps.
   if (auto attached = (*probes)->attach_process(static_cast<uint32_t>(child->pid)); !attached)
     return abandon(attached.error());

@@ -31,8 +31,10 @@ class trace_pipeline {
   ~trace_pipeline();
 
   decoder& dec() { return dec_; }
-  // Detaches the probes, drains every record, writes the counters and the end record.
+  // Detaches the probes, drains every record, writes the counters and the end record, and the
+  // trace's line index (TRACE.zindex, sink/trace_index.h) unless told not to.
   result<> finish();
+  void skip_index() { index_ = false; }
 
   // After finish(): the JSON summary and the text one.
   nlohmann::json summary_json(const run_facts& facts) const;
@@ -58,6 +60,7 @@ class trace_pipeline {
   decoder dec_;
   std::unique_ptr<collector> collector_;
   loss_counts lost_;
+  bool index_ = true;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point ended_ = started_;
 };

@@ -4,6 +4,7 @@
 #include <libdeflate.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -34,7 +35,8 @@ gzip_member_writer::gzip_member_writer(gzip_member_writer&& o) noexcept
       compressor_(std::exchange(o.compressor_, nullptr)),
       pending_(std::move(o.pending_)),
       compressed_(std::move(o.compressed_)),
-      members_(o.members_)
+      members_(o.members_),
+      spans_(std::move(o.spans_))
 {
 }
 
@@ -46,6 +48,7 @@ gzip_member_writer& gzip_member_writer::operator=(gzip_member_writer&& o) noexce
   std::swap(pending_, o.pending_);
   std::swap(compressed_, o.compressed_);
   std::swap(members_, o.members_);
+  std::swap(spans_, o.spans_);
   return *this;
 }
 
@@ -76,6 +79,17 @@ result<> gzip_member_writer::flush_member()
       return fail("cannot write '" + path_ + "': " + std::strerror(errno));
     done += static_cast<size_t>(w);
   }
+  gzip_member_span span{.offset = 0, .text_offset = 0, .first_line = 1};
+  if (!spans_.empty()) {
+    const gzip_member_span& last = spans_.back();
+    span = {.offset = last.offset + last.compressed_size,
+            .text_offset = last.text_offset + last.text_size,
+            .first_line = last.first_line + last.line_count};
+  }
+  span.compressed_size = n;
+  span.text_size = pending_.size();
+  span.line_count = static_cast<uint64_t>(std::count(pending_.begin(), pending_.end(), '\n'));
+  spans_.push_back(span);
   pending_.clear();
   ++members_;
   return {};

@@ -71,6 +71,8 @@ class pfw_writer {
   void write_snapshot(std::string_view name, uint32_t pid, uint64_t ts_us, std::string_view label,
                       std::string_view value_json);
 
+  // The trace file: its path and members (after finish(), for its index: sink/trace_index.h).
+  const gzip_member_writer& file() const { return out_; }
   uint64_t events_written() const { return events_; }      // spans ("ph":"X"), not counters
   uint64_t counters_written() const { return counters_; }  // "ph":"C" samples
 
