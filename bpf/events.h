@@ -113,8 +113,13 @@ struct dc_nesting {
   dc_u64 id;
   dc_s64 parent;
   dc_u32 level;
-  dc_u32 reserved;
+  dc_u32 flags; /* DC_NEST_* */
 };
+
+/* dc_nesting.flags: the parent (a user-space call) had returned, so its record went to the ring
+ * before this one (a fault is sent when the thread's next fault begins). User space writes a
+ * parent before its children, and holds a child only while its parent is still to come. */
+#define DC_NEST_PARENT_SENT 1u
 
 /* Where the file of a syscall comes from (dc_syscall_spec.fd_a / fd_b). */
 #define DC_ARG_NONE (-1)
@@ -243,6 +248,7 @@ struct dc_net_event {
   dc_u32 old_state;
   dc_u32 new_state;
   dc_u32 reason;
+  struct dc_nesting nest; /* under the system call it happened in (process context), else none */
 };
 
 /* A fault's operation, as profile mode counts it: the kernel's major/minor accounting of it. */

@@ -96,6 +96,8 @@ int dc_uprobe_return(struct pt_regs* ctx)
                    0);
     return 0;
   }
+  /* The system calls it made go first: a call's children reach user space before it. */
+  dc_stage_flush(t);
   struct dc_uprobe_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
   if (!ev) {
     dc_count_loss(DC_LOSS_RING_FULL);

@@ -109,3 +109,14 @@ endif()
 if(DATACRUMBS_FLUX_TESTS)
   gtest_discover_tests(flux_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30 TIMEOUT 900)
 endif()
+
+# Real viewers read traces of a real mixed run (trace and profile mode): Chrome's trace model
+# (Node, @tracerbench/trace-model pinned in viewers/package-lock.json) with Perfetto's JSON
+# importer rules, and LLNL's dfanalyzer (vendored beside the repository, patched at test time;
+# skipped only when its tarball is absent).
+foreach(viewer trace_model dfanalyzer)
+  add_test(NAME viewers_${viewer}
+    COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/viewers/${viewer}_runtime_test.py $<TARGET_FILE:datacrumbs>
+      $<TARGET_FILE:tcp_pair> $<TARGET_FILE:stdio_app>)
+  set_tests_properties(viewers_${viewer} PROPERTIES LABELS runtime RUN_SERIAL TRUE TIMEOUT 600 SKIP_RETURN_CODE 77)
+endforeach()

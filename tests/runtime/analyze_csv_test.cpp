@@ -24,6 +24,8 @@ std::multiset<std::string> tables_of_line(const nlohmann::json& e)
                                              "epoll_pwait",  "epoll_pwait2",  "poll",      "ppoll",
                                              "select",       "pselect6"};
   std::string ph = e.value("ph", ""), cat = e.value("cat", ""), name = e.value("name", "");
+  if (cat == "PAGECACHE" && name == "page_cache")
+    return {"cache"};  // the page cache's run totals (a metadata line)
   if (cat == "dftracer" || (ph != "X" && ph != "C"))
     return {};
   if (ph == "C")
