@@ -31,8 +31,11 @@ int BPF_PROG(dc_process_exec, struct task_struct* p, pid_t old_pid, struct linux
   if (!state)
     return 0;
   *state = DC_TRACE_ACTIVE;
-  if (bpf_map_delete_elem(&dc_hold_at_exec, &tgid) == 0)
-    dc_hold(NULL, tgid); /* stopped before the new program's first instruction */
+  /* Held at every exec, before the new program's first instruction: user space attaches the
+   * libraries' probes if the fork hold did not (a SIGCONT catcher), and the functions the program
+   * itself defines (a library linked in statically), which it can only find now. */
+  bpf_map_delete_elem(&dc_hold_at_exec, &tgid);
+  dc_hold(NULL, tgid);
   dc_emit_exec(p);
   /* The kernel opened the program itself: name it, as an open names what it opens, so that the
    * page faults and block reads of its code are charged to a path. */

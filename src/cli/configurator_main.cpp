@@ -74,7 +74,11 @@ int main(int argc, char** argv)
     return fail_with(config.error().message, config.error().exit_code);
   std::vector<std::string> notes;
   // The config resolved into exact probes: the kernel layers it selects, every user-space function.
-  dc::probe_file probes{uid, config->path, dc::kernel_layers_in(*config), dc::plan_uprobes(*config, notes),
+  dc::probe_file probes{uid,
+                        config->path,
+                        dc::kernel_layers_in(*config),
+                        dc::plan_uprobes(*config, notes),
+                        dc::uprobe_entries_of(*config),
                         config->profile_interval_ms};
   for (const auto& n : notes) std::fprintf(stderr, "datacrumbs_probe_configurator: %s\n", n.c_str());
   // Root signs with the secret; anyone else asks the signing service, which signs for the uid

@@ -108,6 +108,7 @@ result<int> run_daemon(const daemon_options& options)
   so.verbose = options.verbose;
   so.layers = probes_file->kernel_layers;
   so.uprobes = &probes_file->uprobes;
+  so.uprobe_entries = &probes_file->uprobe_entries;
   so.beacon = &beacon;
   so.profile_interval_ns = probes_file->profile_interval_ms * 1000000ull;
   auto probes = session::open(so);

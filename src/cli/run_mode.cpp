@@ -89,8 +89,8 @@ result<int> run_traced(const run_options& options)
     return std::unexpected(config.error());
   uint64_t interval_ms = profile_interval_ms(options, *config);
   uint64_t interval_ns = interval_ms * 1000000ull;
-  auto probes = session::open(
-      {options.ring_bytes, options.verbose, options.layers, &*config, nullptr, nullptr, interval_ns});
+  auto probes = session::open({options.ring_bytes, options.verbose, options.layers, &*config, nullptr,
+                               nullptr, nullptr, interval_ns});
   if (!probes)
     return std::unexpected(probes.error());
   for (const auto& note : (*probes)->notes()) std::fprintf(stderr, "datacrumbs: %s\n", note.c_str());

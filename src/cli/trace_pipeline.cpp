@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "core/clock.h"
+#include "cli/uprobe_report.h"
 #include "sink/trace_index.h"
 
 namespace dc {
@@ -18,13 +19,17 @@ std::string host_name()
   return buf;
 }
 
-// How many user-space functions were probed, and how long attaching them took.
-nlohmann::json uprobes_json(const session& probes)
+// How many user-space functions were probed, how long attaching them took, and where each
+// entry was found.
+nlohmann::json uprobes_json(const session& probes, const summary_builder& summary,
+                            const process_table& processes)
 {
   auto refused = probes.refused_functions();
-  nlohmann::json j = {{"functions", probes.uprobe_targets().size() - refused.size()},
+  nlohmann::json j = {{"functions", probes.current_uprobe_targets().size() - refused.size()},
                       {"refused", refused},
-                      {"attach_ms", 0.0}};
+                      {"attach_ms", 0.0},
+                      {"entries", uprobe_entries_json(probes.uprobe_entries(), probes.uprobe_placements(),
+                                                      summary, processes)}};
   for (const auto& r : probes.reports())
     if (r.name == "uprobe")
       j["attach_ms"] = static_cast<double>(r.attach_us) / 1000.0;
@@ -51,6 +56,7 @@ trace_pipeline::trace_pipeline(session& probes, gzip_member_writer trace_file, u
   writer_.write_clock(read_host_clock(dec_.state().clock));
   writer_.set_process_labeler([this](const process_info& p) { return system_label(p, rules_); });
   dec_.state().uprobes = probes_.uprobe_targets();
+  dec_.state().current_uprobes = [this] { return probes_.current_uprobe_targets(); };
   writer_.set_process_named_hook([this](const process_info& p, uint64_t ts_us) {
     if (auto value = process_snapshots_(p))
       write_snapshot_line(writer_,
@@ -109,7 +115,7 @@ nlohmann::json trace_pipeline::summary_json(const run_facts& facts) const
 {
   nlohmann::json j = dc::summary_json(summary_, dec_.state().processes, dec_.state().names, facts);
   j["systems"] = systems_json(summary_, dec_.state().processes, rules_);
-  j["uprobes"] = uprobes_json(probes_);
+  j["uprobes"] = uprobes_json(probes_, summary_, dec_.state().processes);
   return j;
 }
 
@@ -117,7 +123,8 @@ std::string trace_pipeline::summary_text(const run_facts& facts) const
 {
   return dc::summary_text(summary_, dec_.state().processes, facts) +
          summary_.files().top_text(dec_.state().names, 5) +
-         systems_text(systems_json(summary_, dec_.state().processes, rules_));
+         systems_text(systems_json(summary_, dec_.state().processes, rules_)) +
+         uprobe_entries_text(uprobes_json(probes_, summary_, dec_.state().processes)["entries"]);
 }
 
 }  // namespace dc

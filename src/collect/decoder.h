@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -39,6 +40,9 @@ struct decode_state {
   std::unordered_map<uint32_t, std::array<uint64_t, 2>> call_paths;
   // The probed user-space functions, by probe index.
   std::vector<uprobe_target> uprobes;
+  // Every function probed so far (the table grows as processes come with functions of their
+  // own): asked when an event names an index past `uprobes`.
+  std::function<std::vector<uprobe_target>()> current_uprobes;
 };
 
 class decoder {
@@ -65,6 +69,8 @@ class decoder {
   uint64_t malformed() const { return malformed_; }
 
  private:
+  // Probe index i's function, nullptr if none is known (even after asking current_uprobes).
+  const uprobe_target* uprobe_at(uint32_t i);
   bool decode_staged(const void* data, size_t size);
   void decode_syscall(const dc_syscall_event& ev);
   void decode_path(const dc_path_record& rec, size_t size);

@@ -35,11 +35,12 @@ bool decoder::name_counter(const dc_profile_key& key, trace_event& ev)
       return true;
     }
     case DC_PROF_UPROBE:
-      if (key.op >= state_.uprobes.size())
-        return false;
-      ev.name = state_.uprobes[key.op].function;
-      ev.category = state_.uprobes[key.op].category;
-      return true;
+      if (const uprobe_target* t = uprobe_at(key.op)) {
+        ev.name = t->function;
+        ev.category = t->category;
+        return true;
+      }
+      return false;
     case DC_PROF_BLOCK: return name_op(ev, block_op(key.op), category::block);
     case DC_PROF_FS: return name_op(ev, fs_op(key.op), category::fs);
     case DC_PROF_NET: return name_op(ev, net_op(key.op), category::net);

@@ -24,13 +24,21 @@ std::string absolute_path(std::string path, uint32_t pid)
 
 }  // namespace
 
+const uprobe_target* decoder::uprobe_at(uint32_t i)
+{
+  if (i >= state_.uprobes.size() && state_.current_uprobes)
+    state_.uprobes = state_.current_uprobes();
+  return i < state_.uprobes.size() ? &state_.uprobes[i] : nullptr;
+}
+
 void decoder::decode_uprobe(const dc_uprobe_event& raw)
 {
-  if (raw.probe >= state_.uprobes.size()) {
+  const uprobe_target* known = uprobe_at(raw.probe);
+  if (!known) {
     ++malformed_;
     return;
   }
-  const uprobe_target& target = state_.uprobes[raw.probe];
+  const uprobe_target& target = *known;
   trace_event ev = begin_event(target.function, target.category, raw.hdr, raw.dur_ns);
   ev.id = raw.id;
   ev.parent = raw.parent;

@@ -16,4 +16,12 @@ struct uprobe_target {
   uint64_t semaphore = 0;  // USDT: file offset of its semaphore, 0: none
 };
 
+// A config's uprobe entry as a regex over function names: its functions are also looked for in
+// the objects each traced process maps itself (a program that linked the library statically
+// defines them in its executable), not only in the library it names.
+struct uprobe_entry {
+  std::string category;  // the entry's name
+  std::string regex;
+};
+
 }  // namespace dc

@@ -50,11 +50,14 @@ nlohmann::json content_json(const probe_file& p)
                        {"offset", t.offset},
                        {"usdt", t.usdt},
                        {"semaphore", t.semaphore}});
+  nlohmann::json entries = nlohmann::json::array();
+  for (const auto& e : p.uprobe_entries) entries.push_back({{"category", e.category}, {"regex", e.regex}});
   return {{"version", 1},
           {"uid", p.uid},
           {"config", p.config_path},
           {"kernel_layers", p.kernel_layers},
           {"uprobes", uprobes},
+          {"uprobe_entries", entries},
           {"profile_interval_ms", p.profile_interval_ms}};
 }
 
@@ -157,6 +160,8 @@ result<probe_file> parse_probe_file_content(const std::string& text)
     for (const auto& u : c.at("uprobes"))
       p.uprobes.push_back({u.at("category"), u.at("function"), u.at("binary"), u.at("offset"),
                            u.value("usdt", false), u.value("semaphore", uint64_t{0})});
+    for (const auto& e : c.value("uprobe_entries", nlohmann::json::array()))
+      p.uprobe_entries.push_back({e.at("category"), e.at("regex")});
     p.profile_interval_ms = c.value("profile_interval_ms", uint64_t{0});
     if (p.profile_interval_ms != 0 &&
         (p.profile_interval_ms < min_profile_interval_ms || p.profile_interval_ms > max_profile_interval_ms))

@@ -1,5 +1,6 @@
 // Signed probe files: a config resolved into the exact probes to attach (the kernel layers, and
-// every user-space function with its binary and offset), stamped with the uid it was made for,
+// every user-space function with its binary and offset, and each uprobe entry's regex for the
+// programs that link its library statically), stamped with the uid it was made for,
 // serialised as gzip JSON and signed with HMAC-SHA256 under a root-only secret. The daemon
 // attaches nothing from a file whose signature does not verify.
 #pragma once
@@ -19,6 +20,8 @@ struct probe_file {
   std::string config_path;
   std::vector<std::string> kernel_layers;
   std::vector<uprobe_target> uprobes;
+  // The uprobe entries, matched in the objects a traced process maps itself (static copies).
+  std::vector<uprobe_entry> uprobe_entries;
   uint64_t profile_interval_ms = 0;  // the config's profile mode; 0: trace mode
 };
 

@@ -50,11 +50,18 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
   else if (!tracefs->empty())
     s->notes_.push_back(*tracefs);
 
-  if (options.uprobes)
+  std::vector<uprobe_entry> entries;
+  if (options.uprobes) {
     s->uprobe_targets_ = *options.uprobes;
-  else if (options.config && options.layers.empty())
+    if (options.uprobe_entries)
+      entries = *options.uprobe_entries;
+  } else if (options.config && options.layers.empty()) {
     s->uprobe_targets_ = plan_uprobes(*options.config, s->notes_);
-  s->maps_.hold_new = !s->uprobe_targets_.empty();
+    entries = uprobe_entries_of(*options.config);
+  }
+  // An entry whose library is missing may still find its functions in the traced programs.
+  s->maps_.hold_new = !s->uprobe_targets_.empty() || !entries.empty();
+  s->uprobe_entries_ = entries;
   if (auto ok = s->open_process_tracking(options); !ok)
     return std::unexpected(ok.error());
   std::vector<std::string> wanted = options.layers;
@@ -65,8 +72,8 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     layers.push_back(make_beacon_layer(*options.beacon));
     wanted.push_back("beacon");
   }
-  if (!s->uprobe_targets_.empty()) {
-    auto user = make_uprobe_layer(s->uprobe_targets_);
+  if (s->maps_.hold_new) {
+    auto user = make_uprobe_layer(s->uprobe_targets_, std::move(entries));
     s->user_probes_ = user.get();
     layers.push_back(std::move(user));
     wanted.push_back("uprobe");
@@ -165,6 +172,16 @@ result<> session::attach_process(uint32_t pid)
 std::vector<std::string> session::refused_functions() const
 {
   return user_probes_ ? user_probes_->refused_functions() : std::vector<std::string>{};
+}
+
+std::vector<uprobe_target> session::current_uprobe_targets() const
+{
+  return user_probes_ ? user_probes_->targets() : uprobe_targets_;
+}
+
+std::vector<uprobe_placement> session::uprobe_placements() const
+{
+  return user_probes_ ? user_probes_->placements() : std::vector<uprobe_placement>{};
 }
 
 std::string session::hold_failures() const

@@ -23,8 +23,9 @@ struct session_options {
   bool verbose = false;
   std::vector<std::string> layers;       // empty: as the config says (or every layer without one)
   const probe_config* config = nullptr;  // kernel layers and user-space functions to trace
-  const std::vector<uprobe_target>* uprobes = nullptr;  // already resolved (a probe file's)
-  const beacon_target* beacon = nullptr;                // the daemon: trace registering processes
+  const std::vector<uprobe_target>* uprobes = nullptr;        // already resolved (a probe file's)
+  const std::vector<uprobe_entry>* uprobe_entries = nullptr;  // with `uprobes`: the probe file's
+  const beacon_target* beacon = nullptr;                      // the daemon: trace registering processes
   uint64_t profile_interval_ns = 0;  // profile mode: count events per interval in the kernel
 };
 
@@ -55,8 +56,13 @@ class session {
   std::vector<page_cache_entry> page_cache_counts();
   const std::vector<layer_report>& reports() const { return reports_; }
   const std::vector<std::string>& notes() const { return notes_; }
-  // The probed user-space functions; an event's probe index points in here.
+  // The planned user-space functions; an event's probe index points in here, or past them in
+  // current_uprobe_targets(), which adds those found in the objects processes map.
   const std::vector<uprobe_target>& uprobe_targets() const { return uprobe_targets_; }
+  std::vector<uprobe_target> current_uprobe_targets() const;
+  const std::vector<uprobe_entry>& uprobe_entries() const { return uprobe_entries_; }
+  // Where each uprobe entry's functions were probed (callable while tracing).
+  std::vector<uprobe_placement> uprobe_placements() const;
 
  private:
   session() = default;
@@ -76,6 +82,7 @@ class session {
   std::vector<layer_report> reports_;
   std::vector<std::string> notes_;
   std::vector<uprobe_target> uprobe_targets_;
+  std::vector<uprobe_entry> uprobe_entries_;
 };
 
 }  // namespace dc

@@ -23,6 +23,7 @@
 #include "explore/elf_symbols.h"
 #include "probe/skeleton_layer.h"
 #include "probe/uprobe_links.h"
+#include "probe/uprobe_objects.h"
 #include "uprobe.skel.h"
 
 extern "C" {
@@ -36,8 +37,22 @@ namespace {
 class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, uprobe_bpf__load,
                                                  uprobe_bpf__destroy, user_probes> {
  public:
-  explicit uprobe_layer(std::vector<uprobe_target> targets) : targets_(std::move(targets))
+  uprobe_layer(std::vector<uprobe_target> targets, std::vector<uprobe_entry> entries)
+      : targets_(std::move(targets)), scanner_(std::move(entries))
   {
+    std::map<std::pair<std::string, std::string>, size_t> in_library;  // (category, binary) -> functions
+    for (size_t i = 0; i < targets_.size(); ++i) {
+      const uprobe_target& t = targets_[i];
+      ++in_library[{t.category, t.binary}];
+      if (t.usdt)
+        continue;
+      index_.try_emplace({t.category, t.function}, i);
+      if (auto id = identify(t.binary))
+        planned_[*id].insert(t.category);
+    }
+    for (const auto& [where, n] : in_library)
+      library_placements_.push_back({where.first, where.second, n, {}});
+
     // Per binary: the offsets of its functions, the cookie of each its index in targets_.
     std::map<std::string, std::ifstream> files;
     for (size_t i = 0; i < targets_.size(); ++i) {
@@ -77,45 +92,43 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
     return r;
   }
 
+  // At a process's first hold: the named libraries' functions. At every hold: those the
+  // objects it maps define (its program, after an exec).
   result<> attach_process(uint32_t tgid) override
   {
-    std::map<std::string, probe_set> plan, suspects;
+    bool linked;
     {
       std::lock_guard lock(mutex_);
-      plan = per_binary_;
-      suspects.swap(suspects_);  // tried once, by the first process
+      linked = procs_[tgid].libraries;
     }
     std::vector<int> fds;
-    if (auto settled = settle_suspects(suspects, tgid, fds); !settled) {
-      for (int f : fds) close(f);
-      return settled;
-    }
-    for (const auto& [binary, sites] : usdt_) {
-      std::vector<uint64_t> refused;  // a USDT site is a nop: the kernel does not refuse it
-      if (int err = link_probe_set(bpf_program__fd(skel()->progs.dc_usdt_hit), binary, sites, false, tgid,
-                                   fds, refused)) {
+    if (!linked) {
+      if (auto attached = attach_libraries(tgid, fds); !attached) {
         for (int f : fds) close(f);
-        return fail("cannot attach the USDT probes of " + binary + " for process " + std::to_string(tgid) +
-                    ": " + std::strerror(err));
+        return attached;
       }
     }
-    for (auto& [binary, set] : plan) {
-      for (bool ret : {false, true}) {
-        bpf_program* prog = ret ? skel()->progs.dc_uprobe_return : skel()->progs.dc_uprobe_enter;
-        std::vector<uint64_t> refused;
-        if (int err = link_probe_set(bpf_program__fd(prog), binary, set, ret, tgid, fds, refused)) {
-          for (int f : fds) close(f);
-          return fail("cannot attach the functions of " + binary + " for process " + std::to_string(tgid) +
-                      ": " + std::strerror(err));
-        }
-        if (!refused.empty())
-          set = forget_refused(binary, refused);  // the return probes skip them too
-      }
-    }
+    auto found = attach_objects(tgid, fds);
     std::lock_guard lock(mutex_);
-    auto& held = links_[tgid];
-    held.insert(held.end(), fds.begin(), fds.end());
-    return {};
+    process_probes& p = procs_[tgid];
+    p.libraries = true;
+    p.fds.insert(p.fds.end(), fds.begin(), fds.end());
+    return found;
+  }
+
+  std::vector<uprobe_target> targets() const override
+  {
+    std::lock_guard lock(mutex_);
+    return targets_;
+  }
+
+  std::vector<uprobe_placement> placements() const override
+  {
+    std::lock_guard lock(mutex_);
+    std::vector<uprobe_placement> all = library_placements_;
+    for (const auto& [where, found] : found_)
+      all.push_back({where.first, where.second, found.functions, {found.pids.begin(), found.pids.end()}});
+    return all;
   }
 
   std::vector<std::string> refused_functions() const override
@@ -129,23 +142,23 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
     std::vector<int> fds;
     {
       std::lock_guard lock(mutex_);
-      auto it = links_.find(tgid);
-      if (it == links_.end())
+      auto it = procs_.find(tgid);
+      if (it == procs_.end())
         return;
-      fds = std::move(it->second);
-      links_.erase(it);
+      fds = std::move(it->second.fds);
+      procs_.erase(it);
     }
     closer_.close_later(std::move(fds));
   }
 
   void detach() override
   {
-    std::map<uint32_t, std::vector<int>> all;
+    std::map<uint32_t, process_probes> all;
     {
       std::lock_guard lock(mutex_);
-      all.swap(links_);
+      all.swap(procs_);
     }
-    for (auto& [tgid, fds] : all) closer_.close_later(std::move(fds));
+    for (auto& [tgid, p] : all) closer_.close_later(std::move(p.fds));
     layer::detach();
   }
 
@@ -159,21 +172,126 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
 
   result<> after_load(uprobe_bpf& skel) override
   {
-    int specs = bpf_map__fd(skel.maps.dc_uprobe_specs);
-    if (targets_.size() > bpf_map__max_entries(skel.maps.dc_uprobe_specs))
-      return fail("too many functions to probe: " + std::to_string(targets_.size()));
-    for (uint32_t i = 0; i < targets_.size(); ++i) {
-      const function_info* info = find_function(targets_[i].function);
-      dc_uprobe_spec spec{};
-      spec.str_arg = info ? info->str_arg : -1;
-      spec.item_size_arg = info ? info->item_size_arg : -1;
-      if (bpf_map_update_elem(specs, &i, &spec, BPF_ANY) != 0)
-        return fail(std::string("cannot fill the uprobe spec map: ") + std::strerror(errno));
-    }
+    (void)skel;  // skel() is set: the spec map is filled through it, as for later targets
+    for (uint32_t i = 0; i < targets_.size(); ++i)
+      if (auto written = write_spec(i, targets_[i].function); !written)
+        return written;
     return {};
   }
 
  private:
+  // The named libraries' functions (and USDT sites), linked on their files for tgid.
+  result<> attach_libraries(uint32_t tgid, std::vector<int>& fds)
+  {
+    std::map<std::string, probe_set> plan, suspects;
+    {
+      std::lock_guard lock(mutex_);
+      plan = per_binary_;
+      suspects.swap(suspects_);  // tried once, by the first process
+    }
+    if (auto settled = settle_suspects(suspects, tgid, fds); !settled)
+      return settled;
+    for (const auto& [binary, sites] : usdt_) {
+      std::vector<uint64_t> refused;  // a USDT site is a nop: the kernel does not refuse it
+      if (int err = link_probe_set(bpf_program__fd(skel()->progs.dc_usdt_hit), binary, sites, false, tgid,
+                                   fds, refused))
+        return fail("cannot attach the USDT probes of " + binary + " for process " + std::to_string(tgid) +
+                    ": " + std::strerror(err));
+    }
+    for (auto& [binary, set] : plan) {
+      for (bool ret : {false, true}) {
+        bpf_program* prog = ret ? skel()->progs.dc_uprobe_return : skel()->progs.dc_uprobe_enter;
+        std::vector<uint64_t> refused;
+        if (int err = link_probe_set(bpf_program__fd(prog), binary, set, ret, tgid, fds, refused))
+          return fail("cannot attach the functions of " + binary + " for process " + std::to_string(tgid) +
+                      ": " + std::strerror(err));
+        if (!refused.empty())
+          set = forget_refused(binary, refused);  // the return probes skip them too
+      }
+    }
+    return {};
+  }
+
+  // The entries' functions defined by the objects tgid maps itself (each object once per
+  // process), linked for it; a named library's own functions are its plan's.
+  result<> attach_objects(uint32_t tgid, std::vector<int>& fds)
+  {
+    for (const std::string& path : code_objects(tgid)) {
+      auto id = identify(path);
+      if (!id)
+        continue;
+      probe_set set;
+      {
+        std::lock_guard lock(mutex_);
+        if (!procs_[tgid].objects.insert(*id).second)
+          continue;
+        auto planned = planned_.find(*id);
+        for (const object_function& f : scanner_.functions_of(path, *id)) {
+          const std::string& category = scanner_.entries()[f.entry].category;
+          if (planned != planned_.end() && planned->second.contains(category))
+            continue;
+          auto cookie = cookie_for(category, f.function, path, f.file_offset);
+          if (!cookie)
+            return std::unexpected(cookie.error());
+          set.offsets.push_back(f.file_offset);
+          set.cookies.push_back(*cookie);
+        }
+      }
+      if (set.offsets.empty())
+        continue;
+      for (bool ret : {false, true}) {
+        bpf_program* prog = ret ? skel()->progs.dc_uprobe_return : skel()->progs.dc_uprobe_enter;
+        std::vector<uint64_t> refused;
+        if (int err = link_probe_set(bpf_program__fd(prog), path, set, ret, tgid, fds, refused))
+          return fail("cannot attach the functions " + path + " defines for process " + std::to_string(tgid) +
+                      ": " + std::strerror(err));
+        if (!refused.empty()) {
+          std::lock_guard lock(mutex_);
+          for (uint64_t c : refused) refused_names_.push_back(targets_[c].function + " (" + path + ")");
+          set = without(set, refused);
+        }
+      }
+      std::lock_guard lock(mutex_);
+      for (uint64_t c : set.cookies) {
+        found_in& f = found_[{targets_[c].category, path}];
+        f.pids.insert(tgid);
+        f.function_cookies.insert(c);
+        f.functions = f.function_cookies.size();
+      }
+    }
+    return {};
+  }
+
+  // The probe index of a function an object defines (mutex_ held): the planned target of the
+  // same entry and name if there is one (its events are the same function's), else a new one.
+  result<uint64_t> cookie_for(const std::string& category, const std::string& function,
+                              const std::string& path, uint64_t offset)
+  {
+    if (auto it = index_.find({category, function}); it != index_.end())
+      return it->second;
+    auto i = static_cast<uint32_t>(targets_.size());
+    if (auto written = write_spec(i, function); !written)
+      return std::unexpected(written.error());
+    targets_.push_back({category, function, path, offset});
+    index_.emplace(std::pair{category, function}, i);
+    return i;
+  }
+
+  // Fills probe index i's entry of the spec map: which argument is a string, an item size.
+  result<> write_spec(uint32_t i, const std::string& function)
+  {
+    if (i >= bpf_map__max_entries(skel()->maps.dc_uprobe_specs))
+      return fail("too many functions to probe: more than " +
+                  std::to_string(bpf_map__max_entries(skel()->maps.dc_uprobe_specs)));
+    const function_info* info = find_function(function);
+    dc_uprobe_spec spec{};
+    spec.str_arg = info ? info->str_arg : -1;
+    spec.item_size_arg = info ? info->item_size_arg : -1;
+    if (bpf_map_update_elem(bpf_map__fd(skel()->maps.dc_uprobe_specs), &i, &spec, BPF_ANY) != 0)
+      return fail(std::string("cannot fill the uprobe spec map: ") + std::strerror(errno));
+    return {};
+  }
+
   // Tries each suspect function alone for tgid, several at once (a refusal costs a grace
   // period, and those overlap): a refused one is reported and skipped, an accepted one keeps
   // its links and joins its binary's set for every later process.
@@ -228,33 +346,46 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
   {
     std::lock_guard lock(mutex_);
     probe_set& set = per_binary_[binary];
-    probe_set kept;
-    for (size_t i = 0; i < set.cookies.size(); ++i) {
-      if (std::ranges::find(refused, set.cookies[i]) != refused.end())
-        continue;
-      kept.offsets.push_back(set.offsets[i]);
-      kept.cookies.push_back(set.cookies[i]);
-    }
+    probe_set kept = without(set, refused);
     set = kept;
     for (uint64_t c : refused) refused_names_.push_back(targets_[c].function + " (" + binary + ")");
     return kept;
   }
 
+  // A traced process's links, and what they cover.
+  struct process_probes {
+    std::vector<int> fds;
+    bool libraries = false;     // the named libraries' functions are linked
+    std::set<file_id> objects;  // the objects searched for the entries' functions
+  };
+  // Functions of one entry found in one object processes map, and those processes.
+  struct found_in {
+    size_t functions = 0;
+    std::set<uint64_t> function_cookies;
+    std::set<uint32_t> pids;
+  };
+
+  mutable std::mutex mutex_;  // everything below but closer_: attached from two threads
   std::vector<uprobe_target> targets_;
-  mutable std::mutex mutex_;  // per_binary_, refused_names_, links_: attached from two threads
+  object_scanner scanner_;
+  std::map<std::pair<std::string, std::string>, uint64_t> index_;  // (category, function) -> target
+  std::map<file_id, std::set<std::string>> planned_;  // a named library -> the entries planned in it
+  std::vector<uprobe_placement> library_placements_;
+  std::map<std::pair<std::string, std::string>, found_in> found_;  // (category, object)
   std::map<std::string, probe_set> per_binary_;
   std::map<std::string, probe_set> suspects_;  // LOCK-prefixed: tried alone by the first process
   std::map<std::string, probe_set> usdt_;      // USDT sites, per binary: entry only
   std::vector<std::string> refused_names_;
-  std::map<uint32_t, std::vector<int>> links_;  // per traced process
-  link_closer closer_;                          // joined (every link closed) with the layer
+  std::map<uint32_t, process_probes> procs_;  // per traced process
+  link_closer closer_;                        // joined (every link closed) with the layer
 };
 
 }  // namespace
 
-std::unique_ptr<user_probes> make_uprobe_layer(std::vector<uprobe_target> targets)
+std::unique_ptr<user_probes> make_uprobe_layer(std::vector<uprobe_target> targets,
+                                               std::vector<uprobe_entry> entries)
 {
-  return std::make_unique<uprobe_layer>(std::move(targets));
+  return std::make_unique<uprobe_layer>(std::move(targets), std::move(entries));
 }
 
 }  // namespace dc

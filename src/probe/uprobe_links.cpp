@@ -5,6 +5,7 @@
 
 #include <bpf/bpf.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -103,6 +104,18 @@ int link_probe_set(int prog_fd, const std::string& binary, const probe_set& set,
   if (int e = link_probe_set(prog_fd, binary, low, ret, tgid, fds, refused))
     return e;
   return link_probe_set(prog_fd, binary, high, ret, tgid, fds, refused);
+}
+
+probe_set without(const probe_set& set, const std::vector<uint64_t>& refused)
+{
+  probe_set kept;
+  for (size_t i = 0; i < set.cookies.size(); ++i) {
+    if (std::ranges::find(refused, set.cookies[i]) != refused.end())
+      continue;
+    kept.offsets.push_back(set.offsets[i]);
+    kept.cookies.push_back(set.cookies[i]);
+  }
+  return kept;
 }
 
 link_closer::link_closer()

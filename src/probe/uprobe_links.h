@@ -30,6 +30,9 @@ struct probe_set {
 int link_probe_set(int prog_fd, const std::string& binary, const probe_set& set, bool ret, uint32_t tgid,
                    std::vector<int>& fds, std::vector<uint64_t>& refused);
 
+// `set` less the functions whose cookies are in `refused`.
+probe_set without(const probe_set& set, const std::vector<uint64_t>& refused);
+
 // Whether the instruction at `offset` of the open binary starts with a LOCK prefix: x86 uprobes
 // refuse some of those (pthread_spin_lock's `lock dec`, OpenSSL's *_up_ref `lock xadd`) and
 // accept others (Open MPI's `lock orq $0,(%rsp)`). One refused function fails the attach of its

@@ -76,4 +76,13 @@ std::vector<uprobe_target> plan_uprobes(const probe_config& config, std::vector<
   return targets;
 }
 
+std::vector<uprobe_entry> uprobe_entries_of(const probe_config& config)
+{
+  std::vector<uprobe_entry> entries;
+  for (const probe_entry& e : config.entries)
+    if (e.kind == probe_kind::uprobe)
+      entries.push_back({e.name, e.regex});
+  return entries;
+}
+
 }  // namespace dc
