@@ -20,6 +20,18 @@ target_link_libraries(plugin_app PRIVATE ${CMAKE_DL_LIBS})
 pkg_check_modules(HDF5_MPI REQUIRED IMPORTED_TARGET hdf5-openmpi)
 add_executable(hdf5_mpi_app runtime/hdf5_mpi_app.c)
 target_link_libraries(hdf5_mpi_app PRIVATE PkgConfig::HDF5_MPI)
+# The same program as HDF5's compiler wrapper builds it, both ways: `h5pcc -shlib` links
+# libhdf5_openmpi.so; Debian's plain `h5pcc` links libhdf5.a into the executable (H5Dwrite is
+# the program's own function there), MPI staying shared.
+find_program(H5PCC h5pcc REQUIRED)
+foreach(linking shared static)
+  set(app ${CMAKE_CURRENT_BINARY_DIR}/h5pcc_app_${linking})
+  set(flag $<$<STREQUAL:${linking},shared>:-shlib>)
+  add_custom_command(OUTPUT ${app}
+    COMMAND ${H5PCC} ${flag} -O2 -g -o ${app} ${CMAKE_CURRENT_SOURCE_DIR}/runtime/hdf5_mpi_app.c
+    DEPENDS runtime/hdf5_mpi_app.c COMMENT "h5pcc ${linking}: h5pcc_app_${linking}" VERBATIM)
+  add_custom_target(hdf5_mpi_app_${linking} DEPENDS ${app})
+endforeach()
 
 add_executable(runtime_tests
   runtime/pipeline_test.cpp runtime/workload_test.cpp runtime/trace_file_test.cpp runtime/cli_test.cpp
@@ -30,10 +42,11 @@ target_compile_definitions(runtime_tests PRIVATE
   DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>" IO_WORKLOAD_BIN="$<TARGET_FILE:io_workload>" TCP_PAIR_BIN="$<TARGET_FILE:tcp_pair>"
   LINGERING_WRITER_BIN="$<TARGET_FILE:lingering_writer>" MMAP_READER_BIN="$<TARGET_FILE:mmap_reader>"
   STDIO_APP_BIN="$<TARGET_FILE:stdio_app>" USDT_APP_BIN="$<TARGET_FILE:usdt_app>" HDF5_MPI_APP_BIN="$<TARGET_FILE:hdf5_mpi_app>"
+  H5PCC_SHARED_APP="${CMAKE_CURRENT_BINARY_DIR}/h5pcc_app_shared" H5PCC_STATIC_APP="${CMAKE_CURRENT_BINARY_DIR}/h5pcc_app_static"
   PLUGIN_APP_BIN="$<TARGET_FILE:plugin_app>" STATIC_APP_BIN="$<TARGET_FILE:static_app>"
   DATACRUMBS_BUILD_DIR="${CMAKE_BINARY_DIR}" PLUGIN_LIB="$<TARGET_FILE:dc_plugin>" DATACRUMBS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_link_libraries(runtime_tests PRIVATE datacrumbs_core datacrumbs_deploy GTest::gtest_main PkgConfig::ZLIB nlohmann_json::nlohmann_json)
-add_dependencies(runtime_tests datacrumbs usdt_app io_workload tcp_pair lingering_writer mmap_reader stdio_app hdf5_mpi_app plugin_app dc_plugin datacrumbs_probe_configurator datacrumbs_client datacrumbs_track static_app datacrumbs_sign_probes)
+add_dependencies(runtime_tests datacrumbs usdt_app io_workload tcp_pair lingering_writer mmap_reader stdio_app hdf5_mpi_app hdf5_mpi_app_shared hdf5_mpi_app_static plugin_app dc_plugin datacrumbs_probe_configurator datacrumbs_client datacrumbs_track static_app datacrumbs_sign_probes)
 gtest_discover_tests(runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
 
 # The analyze counters against a controlled workload traced by the real tool.
