@@ -66,8 +66,9 @@ std::vector<uprobe_target> plan_uprobes(const probe_config& config, std::vector<
     auto path = resolve_binary(e.file);
     if (!path) {
       notes.push_back("probe entry '" + e.name + "': " + path.error().message +
-                      (e.kind == probe_kind::uprobe ? "; its functions are still looked for in the traced programs"
-                                                    : "; skipped"));
+                      (e.kind == probe_kind::uprobe
+                           ? "; its functions are still looked for in the traced programs"
+                           : "; skipped"));
       continue;
     }
     if (e.kind == probe_kind::usdt)

@@ -14,6 +14,7 @@ probe_file sample()
   p.kernel_layers = {"syscall", "block"};
   p.uprobes = {{"STDIO", "fwrite", "/usr/lib/x86_64-linux-gnu/libc.so.6", 0x7a3f0},
                {"STDIO", "fclose", "/usr/lib/x86_64-linux-gnu/libc.so.6", 0x79b20}};
+  p.uprobe_entries = {{"STDIO", "f(write|close)"}, {"HDF5", "H5D[a-z].*"}};
   p.profile_interval_ms = 250;
   return p;
 }
@@ -32,6 +33,10 @@ TEST(ProbeFile, WhatIsSignedVerifiesAndComesBackExactly)
   ASSERT_EQ(back->uprobes.size(), 2u);
   EXPECT_EQ(back->uprobes[0].function, "fwrite");
   EXPECT_EQ(back->uprobes[0].offset, 0x7a3f0u);
+  // The entries, for programs that define the functions themselves (a library linked in).
+  ASSERT_EQ(back->uprobe_entries.size(), 2u);
+  EXPECT_EQ(back->uprobe_entries[1].category, "HDF5");
+  EXPECT_EQ(back->uprobe_entries[1].regex, "H5D[a-z].*");
   EXPECT_EQ(back->profile_interval_ms, 250u);
 }
 
