@@ -55,7 +55,7 @@ trace_pipeline::trace_pipeline(session& probes, gzip_member_writer trace_file, u
 {
   writer_.write_clock(read_host_clock(dec_.state().clock));
   writer_.set_process_labeler([this](const process_info& p) { return system_label(p, rules_); });
-  dec_.state().uprobes = probes_.uprobe_targets();
+  dec_.state().uprobes.assign(probes_.uprobe_targets().begin(), probes_.uprobe_targets().end());
   dec_.state().current_uprobes = [this] { return probes_.current_uprobe_targets(); };
   writer_.set_process_named_hook([this](const process_info& p, uint64_t ts_us) {
     if (auto value = process_snapshots_(p))

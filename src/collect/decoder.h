@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -38,8 +39,9 @@ struct decode_state {
   process_table processes;
   // Path arguments (by slot) waiting for the next syscall event of a thread.
   std::unordered_map<uint32_t, std::array<uint64_t, 2>> call_paths;
-  // The probed user-space functions, by probe index.
-  std::vector<uprobe_target> uprobes;
+  // The probed user-space functions, by probe index: a deque, whose elements stay where they
+  // are as it grows (events waiting to be written point at their function's name).
+  std::deque<uprobe_target> uprobes;
   // Every function probed so far (the table grows as processes come with functions of their
   // own): asked when an event names an index past `uprobes`.
   std::function<std::vector<uprobe_target>()> current_uprobes;

@@ -26,8 +26,10 @@ std::string absolute_path(std::string path, uint32_t pid)
 
 const uprobe_target* decoder::uprobe_at(uint32_t i)
 {
-  if (i >= state_.uprobes.size() && state_.current_uprobes)
-    state_.uprobes = state_.current_uprobes();
+  if (i >= state_.uprobes.size() && state_.current_uprobes) {
+    std::vector<uprobe_target> now = state_.current_uprobes();
+    for (size_t k = state_.uprobes.size(); k < now.size(); ++k) state_.uprobes.push_back(std::move(now[k]));
+  }
   return i < state_.uprobes.size() ? &state_.uprobes[i] : nullptr;
 }
 

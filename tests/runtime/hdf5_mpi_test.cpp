@@ -15,14 +15,17 @@ namespace {
 
 constexpr uint64_t per_rank = 1 << 20;  // doubles per rank: 8 MiB each
 
-// The HDF5 and MPI calls of one run, by name, after checking their nesting; `app` built by h5pcc.
-std::map<std::string, int> check_hdf5_mpi_run(const scratch_dir& dir, const std::string& app, traced_run& run)
+const std::string shipped_hdf5 = "  - include: " DATACRUMBS_SOURCE_DIR "/etc/datacrumbs/configs/hdf5.yaml\n";
+
+// The HDF5 and MPI calls of one run, by name, after checking their nesting; `app` built by h5pcc,
+// `hdf5_entry` the config's HDF5 entry.
+std::map<std::string, int> check_hdf5_mpi_run(const scratch_dir& dir, const std::string& app, traced_run& run,
+                                              const std::string& hdf5_entry = shipped_hdf5)
 {
   std::string config = dir / "probes.yaml", data = dir / "data.h5";
   std::ofstream(config) << "capture_probes:\n  - name: POSIX\n    probe: syscalls\n"
-                           "  - include: " DATACRUMBS_SOURCE_DIR
-                           "/etc/datacrumbs/configs/mpi.yaml\n"
-                           "  - include: " DATACRUMBS_SOURCE_DIR "/etc/datacrumbs/configs/hdf5.yaml\n";
+                           "  - include: " DATACRUMBS_SOURCE_DIR "/etc/datacrumbs/configs/mpi.yaml\n"
+                        << hdf5_entry;
   run = trace_command(
       dir,
       "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -n 2 --oversubscribe "
@@ -120,6 +123,22 @@ TEST_F(runtime_test, Hdf5DwriteContainsMpiWriteAtAllContainsThePwritesLinkedEith
   // `h5pcc -shlib` maps HDF5's library (the config's path resolves to libhdf5_openmpi.so.*).
   std::string library = std::filesystem::canonical("/usr/lib/x86_64-linux-gnu/hdf5/openmpi/libhdf5.so");
   expect_hdf5_found(shared, library);
+  expect_hdf5_found(linked_in, H5PCC_STATIC_APP);
+}
+
+// An HDF5 entry naming a library this machine does not have: the program that linked HDF5 in
+// still gets its calls traced (new probe indices the decoder learns as events name them).
+TEST_F(runtime_test, AnEntryWhoseLibraryIsMissingIsFoundInTheProgramThatLinkedItIn)
+{
+  traced_run shared, linked_in;
+  scratch_dir other;
+  auto shared_calls = check_hdf5_mpi_run(dir, H5PCC_SHARED_APP, shared);
+  auto static_calls =
+      check_hdf5_mpi_run(other, H5PCC_STATIC_APP, linked_in,
+                         "  - name: HDF5\n    probe: uprobe\n    file: /nonexistent/libhdf5.so\n"
+                         "    regex: \"H5(F|D|A|G|O)[a-z].*\"\n");
+  EXPECT_EQ(shared_calls, static_calls);
+  EXPECT_NE(linked_in.err.find("/nonexistent/libhdf5.so"), std::string::npos) << linked_in.err;
   expect_hdf5_found(linked_in, H5PCC_STATIC_APP);
 }
 
