@@ -9,6 +9,9 @@ add_executable(lingering_writer runtime/lingering_writer.cpp)
 add_executable(mmap_reader runtime/mmap_reader.cpp)
 # Built without optimisation of its custom functions away, with its symbol table (the explorer reads it).
 add_executable(stdio_app runtime/stdio_app.c)
+# The same with libc linked in: its stdio functions are the program's own.
+add_executable(stdio_app_static runtime/stdio_app.c)
+target_link_options(stdio_app_static PRIVATE -static)
 add_executable(usdt_app runtime/usdt_app.c)
 add_library(dc_plugin SHARED runtime/plugin.c)
 add_executable(plugin_app runtime/plugin_app.c)
@@ -41,12 +44,12 @@ target_include_directories(runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(runtime_tests PRIVATE
   DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>" IO_WORKLOAD_BIN="$<TARGET_FILE:io_workload>" TCP_PAIR_BIN="$<TARGET_FILE:tcp_pair>"
   LINGERING_WRITER_BIN="$<TARGET_FILE:lingering_writer>" MMAP_READER_BIN="$<TARGET_FILE:mmap_reader>"
-  STDIO_APP_BIN="$<TARGET_FILE:stdio_app>" USDT_APP_BIN="$<TARGET_FILE:usdt_app>" HDF5_MPI_APP_BIN="$<TARGET_FILE:hdf5_mpi_app>"
+  STDIO_APP_BIN="$<TARGET_FILE:stdio_app>" STDIO_STATIC_APP_BIN="$<TARGET_FILE:stdio_app_static>" USDT_APP_BIN="$<TARGET_FILE:usdt_app>" HDF5_MPI_APP_BIN="$<TARGET_FILE:hdf5_mpi_app>"
   H5PCC_SHARED_APP="${CMAKE_CURRENT_BINARY_DIR}/h5pcc_app_shared" H5PCC_STATIC_APP="${CMAKE_CURRENT_BINARY_DIR}/h5pcc_app_static"
   PLUGIN_APP_BIN="$<TARGET_FILE:plugin_app>" STATIC_APP_BIN="$<TARGET_FILE:static_app>"
   DATACRUMBS_BUILD_DIR="${CMAKE_BINARY_DIR}" PLUGIN_LIB="$<TARGET_FILE:dc_plugin>" DATACRUMBS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_link_libraries(runtime_tests PRIVATE datacrumbs_core datacrumbs_deploy GTest::gtest_main PkgConfig::ZLIB nlohmann_json::nlohmann_json)
-add_dependencies(runtime_tests datacrumbs usdt_app io_workload tcp_pair lingering_writer mmap_reader stdio_app hdf5_mpi_app hdf5_mpi_app_shared hdf5_mpi_app_static plugin_app dc_plugin datacrumbs_probe_configurator datacrumbs_client datacrumbs_track static_app datacrumbs_sign_probes)
+add_dependencies(runtime_tests datacrumbs usdt_app io_workload tcp_pair lingering_writer mmap_reader stdio_app stdio_app_static hdf5_mpi_app hdf5_mpi_app_shared hdf5_mpi_app_static plugin_app dc_plugin datacrumbs_probe_configurator datacrumbs_client datacrumbs_track static_app datacrumbs_sign_probes)
 gtest_discover_tests(runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
 
 # The analyze counters against a controlled workload traced by the real tool.

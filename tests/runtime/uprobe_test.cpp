@@ -17,7 +17,8 @@ namespace {
 
 constexpr int fwrites = 25;  // 25 x 3000 bytes: several 4 KiB buffer flushes
 
-TEST_F(runtime_test, StdioCallsAreExactAndTheirSystemCallsNestBeneathThem)
+// `app`: stdio_app, linked to libc.so or with libc linked in (where fwrite is its own function).
+void check_stdio_run(const scratch_dir& dir, const std::string& app)
 {
   std::string config = dir / "probes.yaml", out = dir / "out.txt";
   std::ofstream(config) << "capture_probes:\n"
@@ -25,12 +26,10 @@ TEST_F(runtime_test, StdioCallsAreExactAndTheirSystemCallsNestBeneathThem)
                            "  - include: "
                         << DATACRUMBS_SOURCE_DIR
       "/etc/datacrumbs/configs/stdio.yaml\n"
-      "  - name: APP\n    probe: uprobe\n    file: " STDIO_APP_BIN
-      "\n"
-      "    regex: \"dc_custom_.*\"\n";
-  auto run =
-      trace_command(dir, std::string(STDIO_APP_BIN) + " " + shell_quote(out) + " " + std::to_string(fwrites),
-                    "--config " + shell_quote(config));
+      "  - name: APP\n    probe: uprobe\n    file: "
+                        << app << "\n    regex: \"dc_custom_.*\"\n";
+  auto run = trace_command(dir, app + " " + shell_quote(out) + " " + std::to_string(fwrites),
+                           "--config " + shell_quote(config));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.summary["events"]["lost"], 0);
 
@@ -97,6 +96,17 @@ TEST_F(runtime_test, StdioCallsAreExactAndTheirSystemCallsNestBeneathThem)
   auto closes = named("STDIO", "fclose");
   ASSERT_EQ(closes.size(), 1u);
   EXPECT_EQ(closes[0]["args"]["level"], 1);
+}
+
+TEST_F(runtime_test, StdioCallsAreExactAndTheirSystemCallsNestBeneathThem)
+{
+  check_stdio_run(dir, STDIO_APP_BIN);
+}
+
+// The same program linked with -static: libc's stdio is found in the program itself.
+TEST_F(runtime_test, StdioCallsOfAProgramThatLinkedLibcInAreTheSame)
+{
+  check_stdio_run(dir, STDIO_STATIC_APP_BIN);
 }
 
 // A library the program loads itself, after it started (dlopen, as MPI and HDF5 load plugins):
