@@ -166,5 +166,34 @@ TEST(AnalyzeDFTracer, Cm1TracesAreReadWithTheirEventCounts)
   EXPECT_EQ(rep["heatmap"]["rows"][2]["process"], "corona173:3537782 (rank 2)");
 }
 
+// Bins are what docs/analyze.md promises: by default about 200 of 1, 2 or 5 × 10^k ms; a
+// requested width as given, rounded up to the base width (10^k ms) only when the run spans more
+// than 16384 base bins of a finer one.
+TEST(AnalyzeTimeline, BinsAreOneTwoOrFiveTimesAPowerOfTenMilliseconds)
+{
+  read_result r = read_all(cm1_files(), 2);
+  double wall_ms = r.all.run.wall_s() * 1000;
+  ASSERT_GT(wall_ms, 100'000);  // cm1 ran about 145 s: 10 ms base bins (14,500 of them)
+  ASSERT_LT(wall_ms, 163'840);
+  EXPECT_EQ(r.all.report(0)["timeseries"]["bin_ms"], 1000);  // 145 s / 200 = 0.73 s -> 1 s
+  EXPECT_EQ(r.all.report(0)["heatmap"]["bin_ms"], 1000);
+  for (uint64_t asked : {1000u, 500u, 200u, 20u, 10u, 30u})
+    EXPECT_EQ(r.all.report(asked)["timeseries"]["bin_ms"], asked) << asked;
+  EXPECT_EQ(r.all.report(2)["timeseries"]["bin_ms"], 10);  // finer than the 10 ms base bins
+  EXPECT_EQ(r.all.report(15)["timeseries"]["bin_ms"], 20);
+  // A short run: 1 ms base bins, every width as asked.
+  analyze::analysis one;
+  analyze::record rec;
+  rec.ph = analyze::phase::complete;
+  rec.cat = "POSIX";
+  rec.name = "read";
+  for (int64_t ts : {1'000'000, 1'900'000}) {
+    rec.ts_us = ts;
+    one.add(rec);
+  }
+  EXPECT_EQ(one.report(0)["timeseries"]["bin_ms"], 5);  // 900 ms / 200 = 4.5 ms -> 5 ms
+  EXPECT_EQ(one.report(7)["timeseries"]["bin_ms"], 7);
+}
+
 }  // namespace
 }  // namespace dc::test
