@@ -34,7 +34,7 @@ def analyze_on_cluster(client, binary, subsets, threads, merge_args, cwd, log=sy
         for i, r in enumerate(results):
             # Problem lines go on; whether nothing at all could be read is the merge's to say.
             log.write("".join(line for line in r["stderr"].splitlines(keepends=True)
-                              if line.strip() != "datacrumbs: analyze: nothing could be read"))
+                              if not line.startswith("datacrumbs: analyze: nothing could be read")))
             # analyze writes its partial also when nothing in it could be read (exit 1): its
             # problems are part of the report.
             if not r["partial"]:

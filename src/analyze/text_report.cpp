@@ -34,6 +34,13 @@ std::string text_report(const nlohmann::json& r)
     out += "; skipped:";
     for (const auto& [k, v] : in["skipped"].items()) out += fmt(" %s %llu", k.c_str(), u(v));
   }
+  if (in.contains("unreadable") && u(in["unreadable"]["bytes"]) > 0) {
+    const auto& un = in["unreadable"];
+    out += fmt("; unreadable: %llu bytes", u(un["bytes"]));
+    if (u(un["corrupt_members"]) > 0)
+      out += fmt(" (%llu corrupt gzip members, at least %llu lines lost)", u(un["corrupt_members"]),
+                 u(un["corrupt_lines_at_least"]));
+  }
   out += "\n";
   const auto& run = r["run"];
   std::string hosts;
