@@ -93,6 +93,49 @@ TEST(AnalyzeTimeline, BytesSpreadOverBinsSumExactlyAtEveryWidth)
   }
 }
 
+// The text report holds the time series and heat map themselves (not only "see --json"), grouped
+// into at most 12 columns: 24 bins of 10 ms, two writes of 100 kB per 20 ms column.
+TEST(AnalyzeTimeline, TheTextReportShowsTheSeriesAndTheHeatMap)
+{
+  analyze::analysis a;
+  analyze::record r;
+  r.ph = analyze::phase::complete;
+  r.cat = "POSIX";
+  r.name = "write";
+  r.pid = r.tid = 5;
+  r.hhash = 9;
+  analyze::record_arg ret{"ret", 100'000};
+  r.args = std::span<const analyze::record_arg>(&ret, 1);
+  for (int i = 0; i < 24; ++i) {
+    r.ts_us = 1'000'000 + i * 10'000;
+    a.add(r);
+  }
+  std::string text = analyze::text_report(a.report(10));
+  auto tokens_of_line_after = [&](const std::string& heading, const std::string& first) {
+    size_t at = text.find(heading);
+    EXPECT_NE(at, std::string::npos) << text;
+    at = text.find("\n" + first + " ", at);
+    EXPECT_NE(at, std::string::npos) << text;
+    std::istringstream line(text.substr(at + 1, text.find('\n', at + 1) - at - 1));
+    std::vector<std::string> t;
+    for (std::string w; line >> w;) t.push_back(w);
+    return t;
+  };
+  EXPECT_NE(text.find("time series: 24 bins of 10 ms; in columns of 2 bins (0.02 s) from the first bin"),
+            std::string::npos)
+      << text;
+  std::vector<std::string> mbs = {"POSIX", "2.40"}, ops = {"POSIX", "24"}, heat = {"9:5", "2.40"};
+  for (int c = 0; c < 12; ++c) {
+    mbs.push_back("10");  // 200 kB in 0.02 s
+    ops.push_back("100");
+    heat.push_back("0.20");
+  }
+  EXPECT_EQ(tokens_of_line_after("layer: MB/s", "POSIX"), mbs);
+  EXPECT_EQ(tokens_of_line_after("layer: ops/s", "POSIX"), ops);
+  EXPECT_EQ(tokens_of_line_after("heat map: POSIX MB per process", "9:5"), heat);
+  EXPECT_EQ(text.find("(in --json)"), std::string::npos);
+}
+
 // What a partial round trip and merge give must equal one analysis of all the inputs.
 nlohmann::json merged_report(const std::vector<std::vector<std::string>>& groups, uint64_t bin_ms)
 {
