@@ -74,7 +74,8 @@ nlohmann::json analysis::report(uint64_t bin_ms) const
   j.update(counters.report(n));
   // Each process's I/O cost split (the HTML's per-process bars): its POSIX files' Darshan times.
   std::map<std::pair<std::string, uint64_t>, nlohmann::json> cost;
-  for (auto& [key, c] : counters.files.io_cost_us(n)) cost[{host_name(key.first, n), key.second}] = std::move(c);
+  for (auto& [key, c] : counters.files.io_cost_us(n))
+    cost[{host_name(key.first, n), key.second}] = std::move(c);
   for (auto& p : j["run"]["processes"]) {
     auto it = cost.find({p["host"].get<std::string>(), p["pid"].get<uint64_t>()});
     p["io_cost_us"] = it != cost.end() ? it->second : nlohmann::json{{"read", 0}, {"write", 0}, {"meta", 0}};
