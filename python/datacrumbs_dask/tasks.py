@@ -9,14 +9,18 @@ import subprocess
 import tempfile
 
 
-def analyze_subset(binary, files, threads, cwd):
-    """Runs `binary analyze FILES --partial P --threads N` here, in directory `cwd`, and returns
-    {"returncode", "partial" (the gzipped partial's bytes, b"" on failure), "stderr", "files"}."""
+def analyze_subset(binary, files, threads, cwd, csv_dir=None):
+    """Runs `binary analyze FILES --partial P --threads N [--csv CSV_DIR]` here, in directory
+    `cwd`, and returns {"returncode", "partial" (the gzipped partial's bytes, b"" on failure),
+    "stderr", "files"}. With csv_dir, the traces' per-event tables are written there (a
+    directory of this part's own on the shared filesystem; the client renames them)."""
     with tempfile.TemporaryDirectory(prefix="datacrumbs-dask-") as tmp:
         partial = os.path.join(tmp, "partial.json.gz")
         command = [binary, "analyze", "--partial", partial]
         if threads:
             command += ["--threads", str(threads)]
+        if csv_dir:
+            command += ["--csv", csv_dir]
         command += ["--", *files]  # a path may start with "-"
         try:
             done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
