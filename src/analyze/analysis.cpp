@@ -64,6 +64,7 @@ nlohmann::json analysis::report(uint64_t bin_ms) const
                       {"layers", layer_json["layers"]},
                       {"layer_time", layer_json["layer_time"]},
                       {"files", nlohmann::json::array()},
+                      {"files_unattributed", nlohmann::json::object()},
                       {"amplification", nlohmann::json::object()},
                       {"page_cache", nlohmann::json::object()},
                       {"network", nlohmann::json::object()},
@@ -71,7 +72,7 @@ nlohmann::json analysis::report(uint64_t bin_ms) const
                       {"snapshots", snapshots.report(n)},
                       {"timeseries", time_json["timeseries"]},
                       {"heatmap", time_json["heatmap"]}};
-  j.update(counters.report(n));
+  j.update(counters.report(n, run));
   // Each process's I/O cost split (the HTML's per-process bars): its POSIX files' Darshan times.
   std::map<std::pair<std::string, uint64_t>, nlohmann::json> cost;
   for (auto& [key, c] : counters.files.io_cost_us(n))

@@ -38,7 +38,11 @@ struct analysis {
     counters.add(r);
     snapshots.add(r);
   }
-  void end_file() { layers.end_file(); }
+  void end_file()
+  {
+    layers.end_file();
+    counters.end_file();
+  }
 
   void merge(const analysis& other);
   nlohmann::json partial() const;
