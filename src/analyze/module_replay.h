@@ -30,6 +30,9 @@ std::string_view module_name(module_kind m);  // "STDIO", "MPIIO", "H5F", "H5D"
 // is called), or nothing.
 std::optional<module_kind> module_of(std::string_view function);
 
+// Whether the function is one of HDF5's that H5F or H5D counters come from.
+bool is_hdf5_call(std::string_view function);
+
 // A module's record: (module, file hash, object); object is the dataset's path for H5D.
 using module_file_key = std::tuple<module_kind, uint64_t, std::string>;
 
