@@ -88,7 +88,7 @@ void module_counters::add(const record& r)
   queued_call& c = queue.emplace_back();
   c.line = line;
   c.module = *m;
-  c.name = r.name;
+  c.name = *names.emplace(r.name).first;
   c.object = r.text("name");
   c.hhash = r.hhash;
   c.pid = r.pid;
@@ -99,8 +99,8 @@ void module_counters::add(const record& r)
   c.id = r.id;
   c.p_idx = r.p_idx;
   for (const record_arg& a : r.args)
-    if (std::string_view k = kept_key(a.key); !k.empty())
-      c.args.push_back({k, a.value});
+    if (std::string_view k = kept_key(a.key); !k.empty() && c.nargs < queued_call::max_args)
+      c.args[c.nargs++] = {k, a.value};
 }
 
 void module_counters::credit(uint64_t hhash, uint64_t pid, uint64_t tid, int64_t parent,
@@ -113,7 +113,7 @@ void module_counters::credit(uint64_t hhash, uint64_t pid, uint64_t tid, int64_t
       return;
     }
     if (it->second.key)
-      live[{hhash, pid}].credit(*it->second.key, s);
+      replay_of(hhash, pid).credit(*it->second.key, s);
     parent = it->second.p_idx;
   }
 }
@@ -137,10 +137,10 @@ void module_counters::replay(const queued_call& c)
   r.dur_us = c.dur_us;
   r.id = c.id;
   r.p_idx = c.p_idx;
-  r.args = c.args;
+  r.args = std::span<const record_arg>(c.args.data(), c.nargs);
   record_text name{"name", c.object};
   r.texts = std::span<const record_text>(&name, 1);
-  module_replay& p = live[{c.hhash, c.pid}];
+  module_replay& p = replay_of(c.hhash, c.pid);
   std::optional<module_file_key> charged = p.apply(c.module, r, below);
   if (charged)
     p.credit(*charged, below);
