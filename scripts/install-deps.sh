@@ -24,6 +24,8 @@ packages=(
   python3-yaml python3-ply python3-setuptools
   # runtime ground truth and peers used by tests and benchmarks
   strace bpftrace util-linux procps coreutils gzip e2fsprogs xfsprogs postgresql
+  # script(1): the analyze progress bar test gives analyze a terminal
+  bsdutils
   # the HTML report: npm installs its pinned charting libraries, the browser test opens it
   nodejs chromium
   # many traces on a Dask cluster (python/datacrumbs_dask; Debian's /usr/bin/python3)

@@ -250,7 +250,7 @@ line_parser::outcome line_parser::parse(parsed_chunk& chunk, size_t at, size_t l
   else if (f.ph == "i" || f.ph == "I")
     r.ph = phase::instant;
   else if (f.ph.empty() && f.ph_number < 0)
-    return fail(skip_reason::not_an_event, "no \"ph\" (skipped)");
+    return fail(skip_reason::not_an_event, "not an event object: no \"ph\" (skipped)");
   else
     return fail(
         skip_reason::unknown_ph,
