@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "analyze/line_fields.h"
 #include "core/hash.h"
 
 namespace dc::analyze {
@@ -70,90 +71,113 @@ bool parse_hex(std::string_view s, uint64_t& out)
   return ec == std::errc() && end == s.data() + s.size();
 }
 
-enum class num_kind { none, number, text };
-
-// A number given as a JSON number (integer, or real truncated toward zero) or as a decimal
-// string; `text` holds the string (kept in the arena) when it is one.
-void number_of(simdjson::dom::element v, string_arena& arena, int64_t& n, std::string_view& text,
-               num_kind& kind)
+// A DOM value as the field rules read it; a string is copied into the arena (the parser's own
+// buffer is reused line after line).
+line_value dom_value(simdjson::dom::element v, string_arena& arena)
 {
   using simdjson::dom::element_type;
-  kind = num_kind::none;
   switch (v.type()) {
-    case element_type::INT64:
-      n = v.get_int64().value_unsafe();
-      kind = num_kind::number;
-      return;
+    case element_type::INT64: return {num_kind::number, v.get_int64().value_unsafe(), {}};
     case element_type::UINT64:
-      n = static_cast<int64_t>(v.get_uint64().value_unsafe());
-      kind = num_kind::number;
-      return;
+      return {num_kind::number, static_cast<int64_t>(v.get_uint64().value_unsafe()), {}};
     case element_type::DOUBLE:
-      n = static_cast<int64_t>(v.get_double().value_unsafe());
-      kind = num_kind::number;
-      return;
-    case element_type::BOOL:
-      n = v.get_bool().value_unsafe();
-      kind = num_kind::number;
-      return;
-    case element_type::STRING:
-      text = arena.keep(v.get_string().value_unsafe());
-      kind = parse_decimal(text, n) ? num_kind::number : num_kind::text;
-      return;
-    default: return;  // null, object, array: not kept
+      return {num_kind::number, static_cast<int64_t>(v.get_double().value_unsafe()), {}};
+    case element_type::BOOL: return {num_kind::number, v.get_bool().value_unsafe(), {}};
+    case element_type::STRING: return string_value(arena.keep(v.get_string().value_unsafe()));
+    default: return {};  // null, object, array: not kept
   }
 }
 
 // A hash: a JSON number, or a string in hexadecimal (as dfanalyzer reads string hashes).
-bool hash_of(num_kind kind, int64_t n, std::string_view text, uint64_t& out)
+bool hash_of(const line_value& v, uint64_t& out)
 {
-  if (kind == num_kind::number && text.empty()) {
-    out = static_cast<uint64_t>(n);
+  if (v.kind == num_kind::number && v.text.empty()) {
+    out = static_cast<uint64_t>(v.n);
     return true;
   }
-  return !text.empty() && parse_hex(text, out);
-}
-
-struct line_fields {
-  std::string_view ph;
-  int64_t ph_number = -1;
-  bool has_ts = false;
-};
-
-void parse_args(simdjson::dom::object args, parsed_chunk& chunk, record& r)
-{
-  for (auto [raw_key, v] : args) {
-    int64_t n = 0;
-    std::string_view text;
-    num_kind kind;
-    number_of(v, chunk.arena, n, text, kind);
-    if (kind == num_kind::none)
-      continue;
-    uint64_t h;
-    if (raw_key == "hhash" && hash_of(kind, n, text, h)) {
-      r.hhash = h;
-    } else if (raw_key == "fhash" && hash_of(kind, n, text, h)) {
-      r.fhash = h;
-    } else if (raw_key == "level" && kind == num_kind::number) {
-      r.level = static_cast<int32_t>(n);
-    } else if (raw_key == "p_idx" && kind == num_kind::number) {
-      r.p_idx = n;
-    } else {
-      std::string_view key = chunk.arena.keep(raw_key);
-      if (kind == num_kind::number)
-        chunk.args.push_back({key, n});
-      if (!text.empty())
-        chunk.texts.push_back({key, text});
-      // Older dlio-profiler traces name the file and host in plain strings.
-      if (kind == num_kind::text && key == "fname" && r.fhash == 0)
-        r.fhash = string_hash(text);
-      else if (kind == num_kind::text && key == "hostname" && r.hhash == 0)
-        r.hhash = string_hash(text);
-    }
-  }
+  return !v.text.empty() && parse_hex(v.text, out);
 }
 
 }  // namespace
+
+line_value string_value(std::string_view text)
+{
+  line_value v{num_kind::text, 0, text};
+  if (parse_decimal(text, v.n))
+    v.kind = num_kind::number;
+  return v;
+}
+
+void top_field(std::string_view key, const line_value& v, record& r, line_fields& f)
+{
+  bool num = v.kind == num_kind::number;
+  if (key == "name")
+    r.name = v.text;
+  else if (key == "cat")
+    r.cat = v.text;
+  else if (key == "ph") {
+    f.ph = v.text;
+    if (num && v.text.empty())
+      f.ph_number = v.n;
+  } else if (key == "pid" && num)
+    r.pid = static_cast<uint64_t>(v.n);
+  else if (key == "tid" && num)
+    r.tid = static_cast<uint64_t>(v.n);
+  else if (key == "ts" && num)
+    r.ts_us = v.n;
+  else if (key == "dur" && num)
+    r.dur_us = v.n;
+  else if (key == "id" && num)
+    r.id = v.n;
+}
+
+void args_field(std::string_view key, bool key_stable, const line_value& v, parsed_chunk& chunk, record& r)
+{
+  if (v.kind == num_kind::none)
+    return;
+  uint64_t h;
+  if (key == "hhash" && hash_of(v, h)) {
+    r.hhash = h;
+  } else if (key == "fhash" && hash_of(v, h)) {
+    r.fhash = h;
+  } else if (key == "level" && v.kind == num_kind::number) {
+    r.level = static_cast<int32_t>(v.n);
+  } else if (key == "p_idx" && v.kind == num_kind::number) {
+    r.p_idx = v.n;
+  } else {
+    if (!key_stable)
+      key = chunk.arena.keep(key);
+    if (v.kind == num_kind::number)
+      chunk.args.push_back({key, v.n});
+    if (!v.text.empty())
+      chunk.texts.push_back({key, v.text});
+    // Older dlio-profiler traces name the file and host in plain strings.
+    if (v.kind == num_kind::text && key == "fname" && r.fhash == 0)
+      r.fhash = string_hash(v.text);
+    else if (v.kind == num_kind::text && key == "hostname" && r.hhash == 0)
+      r.hhash = string_hash(v.text);
+  }
+}
+
+line_parser::verdict line_parser::read_dom(std::string_view s, parsed_chunk& chunk, record& r, line_fields& f)
+{
+  simdjson::dom::element doc;
+  if (dom_.parse(s.data(), s.size(), false).get(doc))
+    return verdict::not_json;
+  simdjson::dom::object obj;
+  if (doc.get_object().get(obj))
+    return verdict::not_an_object;
+  for (auto [key, v] : obj) {
+    if (key == "args") {
+      simdjson::dom::object args;
+      if (!v.get_object().get(args))
+        for (auto [arg_key, arg] : args) args_field(arg_key, false, dom_value(arg, chunk.arena), chunk, r);
+      continue;
+    }
+    top_field(key, dom_value(v, chunk.arena), r, f);
+  }
+  return verdict::read;
+}
 
 line_parser::outcome line_parser::parse(parsed_chunk& chunk, size_t at, size_t len, uint64_t line)
 {
@@ -166,7 +190,8 @@ line_parser::outcome line_parser::parse(parsed_chunk& chunk, size_t at, size_t l
     return outcome::problem;
   };
   size_t start = static_cast<size_t>(s.data() - chunk.text.data());
-  if (chunk.text.capacity() - start < s.size() + simdjson::SIMDJSON_PADDING)
+  size_t room = chunk.text.capacity() - start;
+  if (room < s.size() + simdjson::SIMDJSON_PADDING)
     return problem(skip_reason::not_json, "line without parser padding (internal)");
   size_t args_before = chunk.args.size(), texts_before = chunk.texts.size();
   auto fail = [&](skip_reason reason, std::string detail) {
@@ -178,50 +203,24 @@ line_parser::outcome line_parser::parse(parsed_chunk& chunk, size_t at, size_t l
     // JSON that is not an object (a number, a string, an array) is not an event; the rest is
     // not JSON at all.
     simdjson::dom::element any;
-    bool json = !parser_.parse(s.data(), s.size(), false).get(any);
+    bool json = !dom_.parse(s.data(), s.size(), false).get(any);
     return json ? fail(skip_reason::not_an_event, "not an event object (skipped)")
                 : fail(skip_reason::not_json, "not JSON (skipped)");
   }
-  simdjson::dom::element doc;
-  if (parser_.parse(s.data(), s.size(), false).get(doc))
-    return fail(skip_reason::not_json, "not JSON (skipped)");
-  simdjson::dom::object obj;
-  if (doc.get_object().get(obj))
-    return fail(skip_reason::not_an_event, "not an event object (skipped)");
   record r;
   line_fields f;
-  for (auto [key, v] : obj) {
-    if (key == "args") {
-      simdjson::dom::object args;
-      if (!v.get_object().get(args))
-        parse_args(args, chunk, r);
-      continue;
-    }
-    int64_t n = 0;
-    std::string_view text;
-    num_kind kind;
-    number_of(v, chunk.arena, n, text, kind);
-    bool num = kind == num_kind::number;
-    if (key == "name")
-      r.name = text;
-    else if (key == "cat")
-      r.cat = text;
-    else if (key == "ph") {
-      f.ph = text;
-      if (num && text.empty())
-        f.ph_number = n;
-    } else if (key == "pid" && num)
-      r.pid = static_cast<uint64_t>(n);
-    else if (key == "tid" && num)
-      r.tid = static_cast<uint64_t>(n);
-    else if (key == "ts" && num) {
-      r.ts_us = n;
-      f.has_ts = true;
-    } else if (key == "dur" && num)
-      r.dur_us = n;
-    else if (key == "id" && num)
-      r.id = n;
+  verdict v = read_fast(s, room, chunk, r, f);
+  if (v == verdict::nested) {  // values the fast reader leaves to the DOM: read the line again
+    chunk.args.resize(args_before);
+    chunk.texts.resize(texts_before);
+    r = record{};
+    f = line_fields{};
+    v = read_dom(s, chunk, r, f);
   }
+  if (v == verdict::not_json)
+    return fail(skip_reason::not_json, "not JSON (skipped)");
+  if (v == verdict::not_an_object)
+    return fail(skip_reason::not_an_event, "not an event object (skipped)");
   if (f.ph == "X" || f.ph_number == 1)
     r.ph = phase::complete;
   else if (f.ph == "C" || f.ph_number == 2)
@@ -268,7 +267,8 @@ void line_parser::parse_chunk(parsed_chunk& chunk)
     return;
   }
   chunk.head = std::string_view(text.data(), first_nl);
-  size_t expected = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  // An estimate (trace lines are ~250 bytes): counting the newlines first costs a pass.
+  size_t expected = text.size() / 192 + 16;
   chunk.records.reserve(expected);
   chunk.record_lines.reserve(expected);
   chunk.arg_ranges.reserve(expected);

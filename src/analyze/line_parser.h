@@ -1,5 +1,7 @@
-// One trace line -> one record, with simdjson's DOM parser (dispatched at run time
-// to the CPU's best kernel). Accepts DataCrumbs' lines and
+// One trace line -> one record, with simdjson (its indexing dispatched at run time to the CPU's
+// best kernel): On-Demand reads the common line (scalar values, and one level of "args") straight
+// from the chunk's text; a line with nested values is read again by the DOM parser, so both accept
+// and reject exactly the lines the DOM parser does. Accepts DataCrumbs' lines and
 // DFTracer's v1.0.x lines (numbers as JSON numbers or strings, hex-string hashes, the newer
 // integer ph), and says why a line is not an event instead of guessing.
 #pragma once
@@ -12,6 +14,8 @@
 #include "analyze/parsed_chunk.h"
 
 namespace dc::analyze {
+
+struct line_fields;
 
 class line_parser {
  public:
@@ -28,7 +32,13 @@ class line_parser {
   static void link_spans(parsed_chunk& chunk);
 
  private:
-  simdjson::dom::parser parser_;
+  enum class verdict { read, not_json, not_an_object, nested };
+  // Both read the object line s into r and f (args into chunk); room: bytes readable from s.
+  verdict read_fast(std::string_view s, size_t room, parsed_chunk& chunk, record& r, line_fields& f);
+  verdict read_dom(std::string_view s, parsed_chunk& chunk, record& r, line_fields& f);
+
+  simdjson::ondemand::parser fast_;
+  simdjson::dom::parser dom_;
 };
 
 // A string that holds room for simdjson's padding after its contents.

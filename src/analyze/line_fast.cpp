@@ -1,0 +1,183 @@
+// The line parser's fast reader: simdjson On-Demand over the line where it lies in the chunk.
+// Keys and strings without escapes are used in place (views into the chunk's text, which lives
+// as long as its records) instead of being unescaped and copied. Every value is read, so the
+// line is checked as the DOM parser checks it: numbers and atoms by simdjson, strings for
+// control characters and (when escaped) escapes, and nothing may follow the object. An object or
+// array value is left to the DOM reader (verdict::nested).
+#include <cstring>
+
+#include "analyze/line_fields.h"
+#include "analyze/line_parser.h"
+
+namespace dc::analyze {
+
+namespace {
+
+namespace od = simdjson::ondemand;
+
+enum class read_status { ok, bad, nested };
+
+// Whether [p, p + n) holds a backslash or a control character (which JSON allows in a string
+// only escaped), eight bytes at a time; reading up to 7 bytes past the end is safe: the line has
+// simdjson's padding after it.
+bool has_escape_or_control(const char* p, size_t n)
+{
+  constexpr uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    if (n - i < 8) {  // bytes past the end read as 'a'
+      uint64_t keep = (uint64_t{1} << (8 * (n - i))) - 1;
+      w = (w & keep) | (ones * 'a' & ~keep);
+    }
+    uint64_t slash = w ^ (ones * '\\');
+    if ((((slash - ones) & ~slash) | ((w - ones * 0x20) & ~w)) & highs)
+      return true;
+  }
+  return false;
+}
+
+bool is_blank(char c)
+{
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+// A string value: in place when plain, else unescaped by simdjson (which checks the escapes) and
+// kept in the arena.
+read_status string_of(od::value& v, string_arena& arena, std::string_view& out)
+{
+  std::string_view token = v.raw_json_token();  // the string and the blanks after it
+  while (token.size() > 1 && is_blank(token.back())) token.remove_suffix(1);
+  if (token.size() >= 2 && token.back() == '"' &&
+      !has_escape_or_control(token.data() + 1, token.size() - 2)) {
+    out = token.substr(1, token.size() - 2);
+    return read_status::ok;
+  }
+  std::string_view unescaped;
+  if (v.get_string().get(unescaped))
+    return read_status::bad;
+  out = arena.keep(unescaped);
+  return read_status::ok;
+}
+
+// A value as the field rules read it (what dom_value gives for the same JSON).
+read_status value_of(od::value& v, string_arena& arena, line_value& out)
+{
+  char first = v.raw_json_token().front();
+  if (first == '"') {
+    std::string_view text;
+    read_status s = string_of(v, arena, text);
+    if (s == read_status::ok)
+      out = string_value(text);
+    return s;
+  }
+  if (first == '-' || (first >= '0' && first <= '9')) {
+    int64_t n;
+    if (!v.get_int64().get(n)) {  // the common case; anything else is classified below
+      out = {num_kind::number, n, {}};
+      return read_status::ok;
+    }
+    od::number x;
+    if (v.get_number().get(x))
+      return read_status::bad;
+    if (x.is_int64())
+      out = {num_kind::number, x.get_int64(), {}};
+    else if (x.is_uint64())
+      out = {num_kind::number, static_cast<int64_t>(x.get_uint64()), {}};
+    else
+      out = {num_kind::number, static_cast<int64_t>(x.get_double()), {}};
+    return read_status::ok;
+  }
+  if (first == 't' || first == 'f') {
+    bool b;
+    if (v.get_bool().get(b))
+      return read_status::bad;
+    out = {num_kind::number, b, {}};
+    return read_status::ok;
+  }
+  if (first == 'n') {
+    bool null = false;
+    if (v.is_null().get(null) || !null)
+      return read_status::bad;
+    out = {};
+    return read_status::ok;
+  }
+  return first == '{' || first == '[' ? read_status::nested : read_status::bad;
+}
+
+// A field's key: it ends at the quote before the ':' that precedes the value. In place when
+// plain, else unescaped (bad escapes are reported) into the arena.
+read_status key_of(od::field& f, string_arena& arena, std::string_view& key)
+{
+  const char* k = reinterpret_cast<const char*>(f.key().raw());
+  const char* e = f.value().raw_json_token().data() - 1;
+  while (e > k && is_blank(*e)) --e;
+  if (e <= k || *e != ':')
+    return read_status::nested;  // not as stage 1 left it: let the DOM parser judge the line
+  for (--e; e > k && is_blank(*e);) --e;
+  if (e < k || *e != '"')
+    return read_status::nested;
+  size_t n = static_cast<size_t>(e - k);
+  if (!has_escape_or_control(k, n)) {
+    key = std::string_view(k, n);
+    return read_status::ok;
+  }
+  std::string_view unescaped;
+  if (f.unescaped_key().get(unescaped))
+    return read_status::bad;
+  key = arena.keep(unescaped);
+  return read_status::ok;
+}
+
+}  // namespace
+
+line_parser::verdict line_parser::read_fast(std::string_view s, size_t room, parsed_chunk& chunk, record& r,
+                                            line_fields& f)
+{
+  auto to_verdict = [](read_status st) {
+    return st == read_status::bad ? verdict::not_json : verdict::nested;
+  };
+  od::document doc;
+  if (fast_.iterate(s.data(), s.size(), room).get(doc))
+    return verdict::not_json;
+  od::object obj;
+  if (doc.get_object().get(obj))
+    return verdict::not_json;
+  for (auto field_result : obj) {
+    if (field_result.error())
+      return verdict::not_json;
+    od::field& field = field_result.value_unsafe();
+    std::string_view key;
+    if (read_status st = key_of(field, chunk.arena, key); st != read_status::ok)
+      return to_verdict(st);
+    od::value& v = field.value();
+    if (key == "args" && v.raw_json_token().front() == '{') {
+      od::object args;
+      if (v.get_object().get(args))
+        return verdict::not_json;
+      for (auto arg_result : args) {
+        if (arg_result.error())
+          return verdict::not_json;
+        od::field& arg = arg_result.value_unsafe();
+        std::string_view arg_key;
+        line_value value;
+        if (read_status st = key_of(arg, chunk.arena, arg_key); st != read_status::ok)
+          return to_verdict(st);
+        if (read_status st = value_of(arg.value(), chunk.arena, value); st != read_status::ok)
+          return to_verdict(st);
+        args_field(arg_key, true, value, chunk, r);
+      }
+      continue;
+    }
+    line_value value;
+    if (read_status st = value_of(v, chunk.arena, value); st != read_status::ok)
+      return to_verdict(st);
+    if (key != "args")
+      top_field(key, value, r, f);
+  }
+  // The object was read to its end: anything after it makes the line not JSON.
+  const char* after;
+  return doc.current_location().get(after) == simdjson::OUT_OF_BOUNDS ? verdict::read : verdict::not_json;
+}
+
+}  // namespace dc::analyze
