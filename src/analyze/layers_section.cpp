@@ -8,8 +8,8 @@ namespace dc::analyze {
 
 std::pair<op_totals*, layer_times*> layers_section::find_or_add(std::string_view cat, std::string_view name)
 {
-  if (auto hit = index.map.find({cat, name}); hit != index.map.end())
-    return hit->second;
+  if (auto* hit = index.find({cat, name}))
+    return *hit;
   auto layer = ops.find(cat);
   if (layer == ops.end())
     layer = ops.emplace(std::string(cat), std::map<std::string, op_totals, std::less<>>{}).first;
@@ -20,8 +20,7 @@ std::pair<op_totals*, layer_times*> layers_section::find_or_add(std::string_view
   if (lt == layers.end())
     lt = layers.emplace(std::string(cat), layer_times{}).first;
   std::pair<op_totals*, layer_times*> found{&op->second, &lt->second};
-  index.map.emplace(std::pair<std::string_view, std::string_view>(layer->first, op->first), found);
-  return found;
+  return index.add({layer->first, op->first}, found);
 }
 
 void layers_section::add(const record& r)

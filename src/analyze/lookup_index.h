@@ -3,6 +3,7 @@
 // section starts with an empty index: the pointers belong to the original's maps.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string_view>
@@ -13,6 +14,16 @@ namespace dc::analyze {
 template <class Key, class Value, class Hash>
 struct lookup_index {
   std::unordered_map<Key, Value, Hash> map;
+  // The entries found last: lines repeat a few keys in turn (a call, the filesystem call under
+  // it, ...), and comparing beats hashing. Values of an unordered_map stay where they are when
+  // it grows.
+  static constexpr size_t recent_size = 4;
+  struct recent_entry {
+    Key key{};
+    Value* value = nullptr;
+  };
+  std::array<recent_entry, recent_size> recent{};
+  size_t next_recent = 0;
 
   lookup_index() = default;
   lookup_index(const lookup_index&) {}
@@ -20,12 +31,39 @@ struct lookup_index {
   lookup_index& operator=(const lookup_index&)
   {
     map.clear();
+    recent = {};
     return *this;
   }
   lookup_index& operator=(lookup_index&&) noexcept
   {
     map.clear();
+    recent = {};
     return *this;
+  }
+
+  // The value of key, or nullptr.
+  Value* find(const Key& key)
+  {
+    for (const recent_entry& e : recent)
+      if (e.value && e.key == key)
+        return e.value;
+    auto it = map.find(key);
+    return it == map.end() ? nullptr : remember(it->first, it->second);
+  }
+  // Adds key (absent) with its value; the key must live as long as the index (a view into the
+  // section's own map).
+  Value& add(const Key& key, Value value)
+  {
+    auto it = map.emplace(key, std::move(value)).first;
+    return *remember(it->first, it->second);
+  }
+
+ private:
+  Value* remember(const Key& key, Value& value)
+  {
+    recent[next_recent] = {key, &value};
+    next_recent = (next_recent + 1) % recent_size;
+    return &value;
   }
 };
 

@@ -39,13 +39,15 @@ void add_cells(bin_series& into, const bin_series& from)
 // Spreads `bytes` over the bins [ts, ts + dur) covers, in proportion, with cumulative rounding
 // (a bin gets F(hi) - F(lo), F(t) = floor(bytes × (t - ts) / dur)): at any bin width the parts
 // are integers summing to `bytes`, and a coarse bin's part is the sum of its fine bins' parts.
-void spread(bin_series& s, int64_t width, int64_t ts, int64_t dur, uint64_t bytes, uint64_t ops)
+void spread(timeline_section::series_ref& s, int64_t width, int64_t ts, int64_t dur, uint64_t bytes,
+            uint64_t ops)
 {
-  s[floor_div(ts, width)].ops += ops;
+  timeline_cell& first = s.at(floor_div(ts, width));
+  first.ops += ops;
   if (bytes == 0)
     return;
   if (dur <= 0) {
-    s[floor_div(ts, width)].bytes += bytes;
+    first.bytes += bytes;
     return;
   }
   auto f = [&](int64_t t) {
@@ -56,7 +58,7 @@ void spread(bin_series& s, int64_t width, int64_t ts, int64_t dur, uint64_t byte
   for (int64_t k = floor_div(ts, width), last = floor_div(end - 1, width); k <= last; ++k) {
     int64_t lo = std::max(ts, k * width), hi = std::min(end, (k + 1) * width);
     if (uint64_t part = f(hi) - f(lo))
-      s[k].bytes += part;
+      s.at(k).bytes += part;
   }
 }
 
@@ -76,9 +78,18 @@ bin_series series_from(const nlohmann::json& j)
 
 }  // namespace
 
-uint32_t level_for(int64_t min_us, int64_t max_us)
+timeline_cell& timeline_section::series_ref::at(int64_t k)
 {
-  uint32_t level = 0;
+  if (k != bin) {
+    cell = &(*series)[k];
+    bin = k;
+  }
+  return *cell;
+}
+
+uint32_t level_for(int64_t min_us, int64_t max_us, uint32_t from)
+{
+  uint32_t level = from;
   while (level < 40) {
     int64_t w = int64_t{1000} << level;
     if (floor_div(max_us, w) - floor_div(min_us, w) + 1 <= timeline_section::max_bins)
@@ -96,6 +107,25 @@ void timeline_section::coarsen_to(uint32_t new_level)
   for (auto& [k, s] : layers) coarsen(s, shift);
   for (auto& [k, s] : processes) coarsen(s, shift);
   level = new_level;
+  for (auto& [k, ref] : layer_index.map) ref.bin = INT64_MIN;
+  for (auto& [k, ref] : process_index.map) ref.bin = INT64_MIN;
+}
+
+timeline_section::series_ref& timeline_section::layer_ref(std::string_view layer)
+{
+  if (series_ref* found = layer_index.find(layer))
+    return *found;
+  auto at = layers.try_emplace(std::string(layer)).first;
+  return layer_index.add(at->first, {&at->second});
+}
+
+timeline_section::series_ref& timeline_section::process_ref(uint64_t hhash, uint64_t pid,
+                                                            std::string_view layer)
+{
+  if (series_ref* found = process_index.find({hhash, pid, layer}))
+    return *found;
+  auto at = processes.try_emplace({hhash, pid, std::string(layer)}).first;
+  return process_index.add({hhash, pid, std::get<2>(at->first)}, {&at->second});
 }
 
 void timeline_section::add(const record& r)
@@ -103,27 +133,17 @@ void timeline_section::add(const record& r)
   if (!is_call(r))
     return;
   int64_t dur = r.ph == phase::complete ? r.dur_us : 0;
-  min_us = std::min(min_us, r.ts_us);
-  max_us = std::max(max_us, r.ts_us + std::max<int64_t>(0, dur - 1));
-  coarsen_to(level_for(min_us, max_us));
-  uint64_t bytes = io_bytes(r), ops = call_count(r);
-  auto layer = layer_index.map.find(r.cat);
-  if (layer == layer_index.map.end()) {
-    auto at = layers.try_emplace(std::string(r.cat)).first;
-    layer = layer_index.map.emplace(std::string_view(at->first), &at->second).first;
+  int64_t last_us = r.ts_us + std::max<int64_t>(0, dur - 1);
+  if (r.ts_us < min_us || last_us > max_us) {  // the span grew: the bins may have to be wider
+    min_us = std::min(min_us, r.ts_us);
+    max_us = std::max(max_us, last_us);
+    coarsen_to(level_for(min_us, max_us, level));
   }
-  spread(*layer->second, base_us(), r.ts_us, dur, bytes, ops);
+  uint64_t bytes = io_bytes(r), ops = call_count(r);
+  spread(layer_ref(r.cat), base_us(), r.ts_us, dur, bytes, ops);
   if (bytes == 0)
     return;
-  auto proc = process_index.map.find({r.hhash, r.pid, r.cat});
-  if (proc == process_index.map.end()) {
-    auto at = processes.try_emplace({r.hhash, r.pid, std::string(r.cat)}).first;
-    proc =
-        process_index.map
-            .emplace(std::make_tuple(r.hhash, r.pid, std::string_view(std::get<2>(at->first))), &at->second)
-            .first;
-  }
-  spread(*proc->second, base_us(), r.ts_us, dur, bytes, ops);
+  spread(process_ref(r.hhash, r.pid, r.cat), base_us(), r.ts_us, dur, bytes, ops);
 }
 
 void timeline_section::merge(const timeline_section& o)
