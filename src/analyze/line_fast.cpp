@@ -20,7 +20,7 @@ enum class read_status { ok, bad, nested };
 // Whether [p, p + n) holds a backslash or a control character (which JSON allows in a string
 // only escaped), eight bytes at a time; reading up to 7 bytes past the end is safe: the line has
 // simdjson's padding after it.
-bool has_escape_or_control(const char* p, size_t n)
+[[gnu::always_inline]] inline bool has_escape_or_control(const char* p, size_t n)
 {
   constexpr uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
   for (size_t i = 0; i < n; i += 8) {
@@ -44,7 +44,7 @@ bool is_blank(char c)
 
 // A string value: in place when plain, else unescaped by simdjson (which checks the escapes) and
 // kept in the arena.
-read_status string_of(od::value& v, string_arena& arena, std::string_view& out)
+[[gnu::always_inline]] inline read_status string_of(od::value& v, string_arena& arena, std::string_view& out)
 {
   std::string_view token = v.raw_json_token();  // the string and the blanks after it
   while (token.size() > 1 && is_blank(token.back())) token.remove_suffix(1);
@@ -61,7 +61,7 @@ read_status string_of(od::value& v, string_arena& arena, std::string_view& out)
 }
 
 // A value as the field rules read it (what dom_value gives for the same JSON).
-read_status value_of(od::value& v, string_arena& arena, line_value& out)
+[[gnu::always_inline]] inline read_status value_of(od::value& v, string_arena& arena, line_value& out)
 {
   char first = v.raw_json_token().front();
   if (first == '"') {
@@ -105,11 +105,46 @@ read_status value_of(od::value& v, string_arena& arena, line_value& out)
   return first == '{' || first == '[' ? read_status::nested : read_status::bad;
 }
 
-// A field's key: it ends at the quote before the ':' that precedes the value. In place when
-// plain, else unescaped (bad escapes are reported) into the arena.
-read_status key_of(od::field& f, string_arena& arena, std::string_view& key)
+// Whether the raw key at k is `quoted` (the key and its closing quote: a match is the whole
+// key, and plain). Reading past a shorter key is safe: the line has padding after it.
+template <size_t N>
+bool raw_is(const char* k, const char (&quoted)[N])
+{
+  return std::memcmp(k, quoted, N - 1) == 0;
+}
+
+// The keys every line of ours and DFTracer's has, matched on their raw bytes: no search for the
+// key's end and escapes. Empty when the key is another.
+std::string_view known_key(const char* k)
+{
+  switch (k[0]) {
+    case 'a': return raw_is(k, "args\"") ? "args" : "";
+    case 'c': return raw_is(k, "cat\"") ? "cat" : raw_is(k, "count\"") ? "count" : "";
+    case 'd': return raw_is(k, "dur\"") ? "dur" : "";
+    case 'f': return raw_is(k, "fhash\"") ? "fhash" : raw_is(k, "fd\"") ? "fd" : "";
+    case 'h': return raw_is(k, "hhash\"") ? "hhash" : "";
+    case 'i': return raw_is(k, "id\"") ? "id" : "";
+    case 'l': return raw_is(k, "level\"") ? "level" : "";
+    case 'n': return raw_is(k, "name\"") ? "name" : "";
+    case 'o': return raw_is(k, "offset\"") ? "offset" : "";
+    case 'p':
+      return raw_is(k, "ph\"") ? "ph" : raw_is(k, "pid\"") ? "pid" : raw_is(k, "p_idx\"") ? "p_idx" : "";
+    case 'r': return raw_is(k, "ret\"") ? "ret" : "";
+    case 't': return raw_is(k, "ts\"") ? "ts" : raw_is(k, "tid\"") ? "tid" : "";
+    default: return "";
+  }
+}
+
+// A field's key: a known one, or it ends at the quote before the ':' that precedes the value.
+// Plain keys are taken from the line (through pool, when given), escaped ones unescaped (bad
+// escapes are reported) into the arena.
+[[gnu::always_inline]] inline read_status key_of(od::field& f, string_arena& arena, name_pool* pool,
+                                                 std::string_view& key)
 {
   const char* k = reinterpret_cast<const char*>(f.key().raw());
+  key = known_key(k);
+  if (!key.empty())
+    return read_status::ok;
   const char* e = f.value().raw_json_token().data() - 1;
   while (e > k && is_blank(*e)) --e;
   if (e <= k || *e != ':')
@@ -119,7 +154,7 @@ read_status key_of(od::field& f, string_arena& arena, std::string_view& key)
     return read_status::nested;
   size_t n = static_cast<size_t>(e - k);
   if (!has_escape_or_control(k, n)) {
-    key = std::string_view(k, n);
+    key = pool ? pool->intern(std::string_view(k, n), arena) : std::string_view(k, n);
     return read_status::ok;
   }
   std::string_view unescaped;
@@ -148,7 +183,7 @@ line_parser::verdict line_parser::read_fast(std::string_view s, size_t room, par
       return verdict::not_json;
     od::field& field = field_result.value_unsafe();
     std::string_view key;
-    if (read_status st = key_of(field, chunk.arena, key); st != read_status::ok)
+    if (read_status st = key_of(field, chunk.arena, nullptr, key); st != read_status::ok)
       return to_verdict(st);
     od::value& v = field.value();
     if (key == "args" && v.raw_json_token().front() == '{') {
@@ -161,7 +196,7 @@ line_parser::verdict line_parser::read_fast(std::string_view s, size_t room, par
         od::field& arg = arg_result.value_unsafe();
         std::string_view arg_key;
         line_value value;
-        if (read_status st = key_of(arg, chunk.arena, arg_key); st != read_status::ok)
+        if (read_status st = key_of(arg, chunk.arena, &chunk.names, arg_key); st != read_status::ok)
           return to_verdict(st);
         if (read_status st = value_of(arg.value(), chunk.arena, value); st != read_status::ok)
           return to_verdict(st);
@@ -177,7 +212,11 @@ line_parser::verdict line_parser::read_fast(std::string_view s, size_t room, par
   }
   // The object was read to its end: anything after it makes the line not JSON.
   const char* after;
-  return doc.current_location().get(after) == simdjson::OUT_OF_BOUNDS ? verdict::read : verdict::not_json;
+  if (doc.current_location().get(after) != simdjson::OUT_OF_BOUNDS)
+    return verdict::not_json;
+  r.name = chunk.names.intern(r.name, chunk.arena);
+  r.cat = chunk.names.intern(r.cat, chunk.arena);
+  return verdict::read;
 }
 
 }  // namespace dc::analyze

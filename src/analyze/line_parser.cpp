@@ -53,24 +53,6 @@ std::string_view trim_line(std::string_view s)
   return s;
 }
 
-bool parse_decimal(std::string_view s, int64_t& out)
-{
-  if (s.empty())
-    return false;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && end == s.data() + s.size();
-}
-
-bool parse_hex(std::string_view s, uint64_t& out)
-{
-  if (s.starts_with("0x"))
-    s.remove_prefix(2);
-  if (s.empty())
-    return false;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, 16);
-  return ec == std::errc() && end == s.data() + s.size();
-}
-
 // A DOM value as the field rules read it; a string is copied into the arena (the parser's own
 // buffer is reused line after line).
 line_value dom_value(simdjson::dom::element v, string_arena& arena)
@@ -88,76 +70,7 @@ line_value dom_value(simdjson::dom::element v, string_arena& arena)
   }
 }
 
-// A hash: a JSON number, or a string in hexadecimal (as dfanalyzer reads string hashes).
-bool hash_of(const line_value& v, uint64_t& out)
-{
-  if (v.kind == num_kind::number && v.text.empty()) {
-    out = static_cast<uint64_t>(v.n);
-    return true;
-  }
-  return !v.text.empty() && parse_hex(v.text, out);
-}
-
 }  // namespace
-
-line_value string_value(std::string_view text)
-{
-  line_value v{num_kind::text, 0, text};
-  if (parse_decimal(text, v.n))
-    v.kind = num_kind::number;
-  return v;
-}
-
-void top_field(std::string_view key, const line_value& v, record& r, line_fields& f)
-{
-  bool num = v.kind == num_kind::number;
-  if (key == "name")
-    r.name = v.text;
-  else if (key == "cat")
-    r.cat = v.text;
-  else if (key == "ph") {
-    f.ph = v.text;
-    if (num && v.text.empty())
-      f.ph_number = v.n;
-  } else if (key == "pid" && num)
-    r.pid = static_cast<uint64_t>(v.n);
-  else if (key == "tid" && num)
-    r.tid = static_cast<uint64_t>(v.n);
-  else if (key == "ts" && num)
-    r.ts_us = v.n;
-  else if (key == "dur" && num)
-    r.dur_us = v.n;
-  else if (key == "id" && num)
-    r.id = v.n;
-}
-
-void args_field(std::string_view key, bool key_stable, const line_value& v, parsed_chunk& chunk, record& r)
-{
-  if (v.kind == num_kind::none)
-    return;
-  uint64_t h;
-  if (key == "hhash" && hash_of(v, h)) {
-    r.hhash = h;
-  } else if (key == "fhash" && hash_of(v, h)) {
-    r.fhash = h;
-  } else if (key == "level" && v.kind == num_kind::number) {
-    r.level = static_cast<int32_t>(v.n);
-  } else if (key == "p_idx" && v.kind == num_kind::number) {
-    r.p_idx = v.n;
-  } else {
-    if (!key_stable)
-      key = chunk.arena.keep(key);
-    if (v.kind == num_kind::number)
-      chunk.args.push_back({key, v.n});
-    if (!v.text.empty())
-      chunk.texts.push_back({key, v.text});
-    // Older dlio-profiler traces name the file and host in plain strings.
-    if (v.kind == num_kind::text && key == "fname" && r.fhash == 0)
-      r.fhash = string_hash(v.text);
-    else if (v.kind == num_kind::text && key == "hostname" && r.hhash == 0)
-      r.hhash = string_hash(v.text);
-  }
-}
 
 line_parser::verdict line_parser::read_dom(std::string_view s, parsed_chunk& chunk, record& r, line_fields& f)
 {

@@ -7,9 +7,37 @@
 #include <cstdint>
 #include <functional>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 namespace dc::analyze {
+
+// Key equality for the recent entries: names are short, and comparing them here costs less than
+// a call to memcmp.
+inline bool same_key(std::string_view a, std::string_view b)
+{
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i])
+      return false;
+  return true;
+}
+inline bool same_key(uint64_t a, uint64_t b)
+{
+  return a == b;
+}
+template <class A, class B>
+bool same_key(const std::pair<A, B>& a, const std::pair<A, B>& b)
+{
+  return same_key(a.first, b.first) && same_key(a.second, b.second);
+}
+template <class A, class B, class C>
+bool same_key(const std::tuple<A, B, C>& a, const std::tuple<A, B, C>& b)
+{
+  return same_key(std::get<0>(a), std::get<0>(b)) && same_key(std::get<1>(a), std::get<1>(b)) &&
+         same_key(std::get<2>(a), std::get<2>(b));
+}
 
 template <class Key, class Value, class Hash>
 struct lookup_index {
@@ -45,7 +73,7 @@ struct lookup_index {
   Value* find(const Key& key)
   {
     for (const recent_entry& e : recent)
-      if (e.value && e.key == key)
+      if (e.value && same_key(e.key, key))
         return e.value;
     auto it = map.find(key);
     return it == map.end() ? nullptr : remember(it->first, it->second);

@@ -44,10 +44,12 @@ struct record {
   // String arguments (metadata name/value, addresses, ...).
   std::span<const record_text> texts;
 
+  // Sections ask for a few arguments of every line: the first letter rules most keys out
+  // before a full comparison.
   std::optional<int64_t> arg(std::string_view key) const
   {
     for (const record_arg& a : args)
-      if (a.key == key)
+      if (a.key.size() == key.size() && (key.empty() || a.key[0] == key[0]) && a.key == key)
         return a.value;
     return std::nullopt;
   }
@@ -55,7 +57,7 @@ struct record {
   std::string_view text(std::string_view key) const
   {
     for (const record_text& t : texts)
-      if (t.key == key)
+      if (t.key.size() == key.size() && (key.empty() || t.key[0] == key[0]) && t.key == key)
         return t.value;
     return {};
   }

@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "analyze/lookup_index.h"
 #include "core/function_table.h"
 #include "core/syscall_table.h"
 
@@ -34,9 +35,10 @@ io_dir posix_direction(std::string_view name)
   // Lines of one operation come in runs: the last name read is asked again far more often than
   // any other, and comparing it is cheaper than hashing.
   thread_local char last[24];
-  thread_local size_t last_size = sizeof(last) + 1;  // nothing cached yet
+  thread_local size_t last_size = 0;
+  thread_local bool cached = false;
   thread_local io_dir last_dir = io_dir::none;
-  if (name.size() == last_size && std::memcmp(name.data(), last, last_size) == 0)
+  if (cached && same_key(name, std::string_view(last, last_size)))
     return last_dir;
   auto it = dirs.find(name);
   io_dir dir = it == dirs.end() ? io_dir::none : it->second;
@@ -44,6 +46,7 @@ io_dir posix_direction(std::string_view name)
     std::memcpy(last, name.data(), name.size());
     last_size = name.size();
     last_dir = dir;
+    cached = true;
   }
   return dir;
 }

@@ -46,7 +46,8 @@ void spread(timeline_section::series_ref& s, int64_t width, int64_t ts, int64_t 
   first.ops += ops;
   if (bytes == 0)
     return;
-  if (dur <= 0) {
+  int64_t end = ts + dur;
+  if (dur <= 0 || floor_div(end - 1, width) == floor_div(ts, width)) {  // one bin: all of it
     first.bytes += bytes;
     return;
   }
@@ -54,7 +55,6 @@ void spread(timeline_section::series_ref& s, int64_t width, int64_t ts, int64_t 
     return static_cast<uint64_t>(static_cast<unsigned __int128>(bytes) * static_cast<uint64_t>(t - ts) /
                                  static_cast<uint64_t>(dur));
   };
-  int64_t end = ts + dur;
   for (int64_t k = floor_div(ts, width), last = floor_div(end - 1, width); k <= last; ++k) {
     int64_t lo = std::max(ts, k * width), hi = std::min(end, (k + 1) * width);
     if (uint64_t part = f(hi) - f(lo))
