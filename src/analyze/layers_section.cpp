@@ -42,17 +42,41 @@ void layers_section::add(const record& r)
   o.latency.add(static_cast<uint64_t>(r.dur_us));
   if (r.level >= 1 && r.p_idx < 0)
     l.top_level_us += t;
-  if (r.p_idx >= 0)
-    waiting[{r.pid, r.p_idx}] += t;
-  if (r.id >= 0 && !waiting.empty())
-    if (auto w = waiting.find({r.pid, r.id}); w != waiting.end()) {
+  if (r.p_idx >= 0) {
+    std::pair<uint64_t, int64_t> parent{r.pid, r.p_idx};
+    if (latest.used && latest.parent == parent) {
+      latest.us += t;
+    } else {
+      if (latest.used) {
+        waiting[latest.parent] += latest.us;
+        latest.used = false;
+      }
+      auto w = waiting.empty() ? waiting.end() : waiting.find(parent);
+      if (w != waiting.end())
+        w->second += t;
+      else
+        latest = {parent, t, true};
+    }
+  }
+  if (r.id < 0)
+    return;
+  std::pair<uint64_t, int64_t> self{r.pid, r.id};
+  if (latest.used && latest.parent == self) {
+    l.nested_us += latest.us;
+    latest.used = false;
+  } else if (!waiting.empty()) {
+    if (auto w = waiting.find(self); w != waiting.end()) {
       l.nested_us += w->second;
       waiting.erase(w);
     }
+  }
 }
 
 void layers_section::end_file()
 {
+  if (latest.used)
+    orphan_us += latest.us;
+  latest.used = false;
   for (const auto& [key, t] : waiting) orphan_us += t;
   waiting.clear();
 }

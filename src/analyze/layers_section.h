@@ -53,6 +53,13 @@ struct layers_section {
     }
   };
   std::unordered_map<std::pair<uint64_t, int64_t>, uint64_t, pid_id_hash> waiting;
+  // The latest children's parent, kept out of `waiting` (its parent is most often the next line,
+  // and a map entry costs an allocation); never also a key of `waiting`.
+  struct waiting_slot {
+    std::pair<uint64_t, int64_t> parent{};
+    uint64_t us = 0;
+    bool used = false;
+  } latest;
   lookup_index<std::pair<std::string_view, std::string_view>, std::pair<op_totals*, layer_times*>, key_hash>
       index;
 };

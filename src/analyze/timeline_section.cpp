@@ -36,26 +36,37 @@ void add_cells(bin_series& into, const bin_series& from)
   }
 }
 
+// The bins [ts, ts + dur) covers: the first and the last (no duration: the bin of ts).
+struct bin_range {
+  int64_t first, last;
+};
+
+bin_range bins_of(int64_t width, int64_t ts, int64_t dur)
+{
+  int64_t first = floor_div(ts, width);
+  return {first, dur > 0 ? floor_div(ts + dur - 1, width) : first};
+}
+
 // Spreads `bytes` over the bins [ts, ts + dur) covers, in proportion, with cumulative rounding
 // (a bin gets F(hi) - F(lo), F(t) = floor(bytes × (t - ts) / dur)): at any bin width the parts
 // are integers summing to `bytes`, and a coarse bin's part is the sum of its fine bins' parts.
-void spread(timeline_section::series_ref& s, int64_t width, int64_t ts, int64_t dur, uint64_t bytes,
-            uint64_t ops)
+void spread(timeline_section::series_ref& s, int64_t width, bin_range bins, int64_t ts, int64_t dur,
+            uint64_t bytes, uint64_t ops)
 {
-  timeline_cell& first = s.at(floor_div(ts, width));
+  timeline_cell& first = s.at(bins.first);
   first.ops += ops;
   if (bytes == 0)
     return;
-  int64_t end = ts + dur;
-  if (dur <= 0 || floor_div(end - 1, width) == floor_div(ts, width)) {  // one bin: all of it
+  if (bins.last == bins.first) {  // one bin (or no duration): all of it
     first.bytes += bytes;
     return;
   }
+  int64_t end = ts + dur;
   auto f = [&](int64_t t) {
     return static_cast<uint64_t>(static_cast<unsigned __int128>(bytes) * static_cast<uint64_t>(t - ts) /
                                  static_cast<uint64_t>(dur));
   };
-  for (int64_t k = floor_div(ts, width), last = floor_div(end - 1, width); k <= last; ++k) {
+  for (int64_t k = bins.first; k <= bins.last; ++k) {
     int64_t lo = std::max(ts, k * width), hi = std::min(end, (k + 1) * width);
     if (uint64_t part = f(hi) - f(lo))
       s.at(k).bytes += part;
@@ -140,10 +151,11 @@ void timeline_section::add(const record& r)
     coarsen_to(level_for(min_us, max_us, level));
   }
   uint64_t bytes = io_bytes(r), ops = call_count(r);
-  spread(layer_ref(r.cat), base_us(), r.ts_us, dur, bytes, ops);
+  bin_range bins = bins_of(base_us(), r.ts_us, dur);
+  spread(layer_ref(r.cat), base_us(), bins, r.ts_us, dur, bytes, ops);
   if (bytes == 0)
     return;
-  spread(process_ref(r.hhash, r.pid, r.cat), base_us(), r.ts_us, dur, bytes, ops);
+  spread(process_ref(r.hhash, r.pid, r.cat), base_us(), bins, r.ts_us, dur, bytes, ops);
 }
 
 void timeline_section::merge(const timeline_section& o)
