@@ -1,8 +1,8 @@
 // The line parser's fast reader: simdjson On-Demand over the line where it lies in the chunk.
 // Keys and strings without escapes are used in place (views into the chunk's text, which lives
 // as long as its records) instead of being unescaped and copied. Every value is read, so the
-// line is checked as the DOM parser checks it: numbers and atoms by simdjson, strings for
-// control characters and (when escaped) escapes, and nothing may follow the object. An object or
+// line is checked as the DOM parser checks it: numbers, atoms and escapes by simdjson, and
+// nothing may follow the object. An object or
 // array value is left to the DOM reader (verdict::nested).
 #include <cstring>
 
@@ -17,10 +17,10 @@ namespace od = simdjson::ondemand;
 
 enum class read_status { ok, bad, nested };
 
-// Whether [p, p + n) holds a backslash or a control character (which JSON allows in a string
-// only escaped), eight bytes at a time; reading up to 7 bytes past the end is safe: the line has
-// simdjson's padding after it.
-[[gnu::always_inline]] inline bool has_escape_or_control(const char* p, size_t n)
+// Whether [p, p + n) holds a backslash (an escape), eight bytes at a time; reading up to 7 bytes
+// past the end is safe: the line has simdjson's padding after it. (Control characters, which
+// JSON allows in a string only escaped, are refused by simdjson's indexing already.)
+[[gnu::always_inline]] inline bool has_escape(const char* p, size_t n)
 {
   constexpr uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
   for (size_t i = 0; i < n; i += 8) {
@@ -31,7 +31,7 @@ enum class read_status { ok, bad, nested };
       w = (w & keep) | (ones * 'a' & ~keep);
     }
     uint64_t slash = w ^ (ones * '\\');
-    if ((((slash - ones) & ~slash) | ((w - ones * 0x20) & ~w)) & highs)
+    if ((slash - ones) & ~slash & highs)
       return true;
   }
   return false;
@@ -48,8 +48,7 @@ bool is_blank(char c)
 {
   std::string_view token = v.raw_json_token();  // the string and the blanks after it
   while (token.size() > 1 && is_blank(token.back())) token.remove_suffix(1);
-  if (token.size() >= 2 && token.back() == '"' &&
-      !has_escape_or_control(token.data() + 1, token.size() - 2)) {
+  if (token.size() >= 2 && token.back() == '"' && !has_escape(token.data() + 1, token.size() - 2)) {
     out = token.substr(1, token.size() - 2);
     return read_status::ok;
   }
@@ -153,7 +152,7 @@ std::string_view known_key(const char* k)
   if (e < k || *e != '"')
     return read_status::nested;
   size_t n = static_cast<size_t>(e - k);
-  if (!has_escape_or_control(k, n)) {
+  if (!has_escape(k, n)) {
     key = pool ? pool->intern(std::string_view(k, n), arena) : std::string_view(k, n);
     return read_status::ok;
   }
