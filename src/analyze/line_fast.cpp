@@ -112,25 +112,42 @@ bool raw_is(const char* k, const char (&quoted)[N])
   return std::memcmp(k, quoted, N - 1) == 0;
 }
 
+// A key as read: its text and what the field rules make of it.
+struct read_key {
+  std::string_view text;
+  field_key id = field_key::other;
+};
+
 // The keys every line of ours and DFTracer's has, matched on their raw bytes: no search for the
-// key's end and escapes. Empty when the key is another.
-std::string_view known_key(const char* k)
+// key's end and escapes. Empty text when the key is another.
+read_key known_key(const char* k)
 {
+  using enum field_key;
   switch (k[0]) {
-    case 'a': return raw_is(k, "args\"") ? "args" : "";
-    case 'c': return raw_is(k, "cat\"") ? "cat" : raw_is(k, "count\"") ? "count" : "";
-    case 'd': return raw_is(k, "dur\"") ? "dur" : "";
-    case 'f': return raw_is(k, "fhash\"") ? "fhash" : raw_is(k, "fd\"") ? "fd" : "";
-    case 'h': return raw_is(k, "hhash\"") ? "hhash" : "";
-    case 'i': return raw_is(k, "id\"") ? "id" : "";
-    case 'l': return raw_is(k, "level\"") ? "level" : "";
-    case 'n': return raw_is(k, "name\"") ? "name" : "";
-    case 'o': return raw_is(k, "offset\"") ? "offset" : "";
+    case 'a': return raw_is(k, "args\"") ? read_key{"args", args} : read_key{};
+    case 'c':
+      return raw_is(k, "cat\"")     ? read_key{"cat", cat}
+             : raw_is(k, "count\"") ? read_key{"count"}
+                                    : read_key{};
+    case 'd': return raw_is(k, "dur\"") ? read_key{"dur", dur} : read_key{};
+    case 'f':
+      return raw_is(k, "fhash\"") ? read_key{"fhash", fhash}
+             : raw_is(k, "fd\"")  ? read_key{"fd"}
+                                  : read_key{};
+    case 'h': return raw_is(k, "hhash\"") ? read_key{"hhash", hhash} : read_key{};
+    case 'i': return raw_is(k, "id\"") ? read_key{"id", id} : read_key{};
+    case 'l': return raw_is(k, "level\"") ? read_key{"level", level} : read_key{};
+    case 'n': return raw_is(k, "name\"") ? read_key{"name", name} : read_key{};
+    case 'o': return raw_is(k, "offset\"") ? read_key{"offset"} : read_key{};
     case 'p':
-      return raw_is(k, "ph\"") ? "ph" : raw_is(k, "pid\"") ? "pid" : raw_is(k, "p_idx\"") ? "p_idx" : "";
-    case 'r': return raw_is(k, "ret\"") ? "ret" : "";
-    case 't': return raw_is(k, "ts\"") ? "ts" : raw_is(k, "tid\"") ? "tid" : "";
-    default: return "";
+      return raw_is(k, "ph\"")      ? read_key{"ph", ph}
+             : raw_is(k, "pid\"")   ? read_key{"pid", pid}
+             : raw_is(k, "p_idx\"") ? read_key{"p_idx", p_idx}
+                                    : read_key{};
+    case 'r': return raw_is(k, "ret\"") ? read_key{"ret"} : read_key{};
+    case 't':
+      return raw_is(k, "ts\"") ? read_key{"ts", ts} : raw_is(k, "tid\"") ? read_key{"tid", tid} : read_key{};
+    default: return {};
   }
 }
 
@@ -138,11 +155,11 @@ std::string_view known_key(const char* k)
 // Plain keys are taken from the line (through pool, when given), escaped ones unescaped (bad
 // escapes are reported) into the arena.
 [[gnu::always_inline]] inline read_status key_of(od::field& f, string_arena& arena, name_pool* pool,
-                                                 std::string_view& key)
+                                                 read_key& key)
 {
   const char* k = reinterpret_cast<const char*>(f.key().raw());
   key = known_key(k);
-  if (!key.empty())
+  if (!key.text.empty())
     return read_status::ok;
   const char* e = f.value().raw_json_token().data() - 1;
   while (e > k && is_blank(*e)) --e;
@@ -153,13 +170,14 @@ std::string_view known_key(const char* k)
     return read_status::nested;
   size_t n = static_cast<size_t>(e - k);
   if (!has_escape(k, n)) {
-    key = pool ? pool->intern(std::string_view(k, n), arena) : std::string_view(k, n);
-    return read_status::ok;
+    key.text = pool ? pool->intern(std::string_view(k, n), arena) : std::string_view(k, n);
+  } else {
+    std::string_view unescaped;
+    if (f.unescaped_key().get(unescaped))
+      return read_status::bad;
+    key.text = arena.keep(unescaped);
   }
-  std::string_view unescaped;
-  if (f.unescaped_key().get(unescaped))
-    return read_status::bad;
-  key = arena.keep(unescaped);
+  key.id = field_key_of(key.text);
   return read_status::ok;
 }
 
@@ -181,11 +199,11 @@ line_parser::verdict line_parser::read_fast(std::string_view s, size_t room, par
     if (field_result.error())
       return verdict::not_json;
     od::field& field = field_result.value_unsafe();
-    std::string_view key;
+    read_key key;
     if (read_status st = key_of(field, chunk.arena, nullptr, key); st != read_status::ok)
       return to_verdict(st);
     od::value& v = field.value();
-    if (key == "args" && v.raw_json_token().front() == '{') {
+    if (key.id == field_key::args && v.raw_json_token().front() == '{') {
       od::object args;
       if (v.get_object().get(args))
         return verdict::not_json;
@@ -193,21 +211,21 @@ line_parser::verdict line_parser::read_fast(std::string_view s, size_t room, par
         if (arg_result.error())
           return verdict::not_json;
         od::field& arg = arg_result.value_unsafe();
-        std::string_view arg_key;
+        read_key arg_key;
         line_value value;
         if (read_status st = key_of(arg, chunk.arena, &chunk.names, arg_key); st != read_status::ok)
           return to_verdict(st);
         if (read_status st = value_of(arg.value(), chunk.arena, value); st != read_status::ok)
           return to_verdict(st);
-        args_field(arg_key, true, value, chunk, r);
+        args_field(arg_key.id, arg_key.text, true, value, chunk, r);
       }
       continue;
     }
     line_value value;
     if (read_status st = value_of(v, chunk.arena, value); st != read_status::ok)
       return to_verdict(st);
-    if (key != "args")
-      top_field(key, value, r, f);
+    if (key.id != field_key::args)
+      top_field(key.id, value, r, f);
   }
   // The object was read to its end: anything after it makes the line not JSON.
   const char* after;

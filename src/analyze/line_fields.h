@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 
 #include "analyze/parsed_chunk.h"
 #include "core/hash.h"
@@ -66,67 +67,109 @@ inline line_value string_value(std::string_view text)
   return v;
 }
 
-// A top-level field (other than "args"). Keys are told apart by length first: this runs for
-// every field of every line.
-inline void top_field(std::string_view key, const line_value& v, record& r, line_fields& f)
+// The keys the rules treat apart; every other key is `other`.
+enum class field_key : uint8_t {
+  other,
+  args,
+  name,
+  cat,
+  ph,
+  pid,
+  tid,
+  ts,
+  dur,
+  id,
+  hhash,
+  fhash,
+  level,
+  p_idx
+};
+
+inline field_key field_key_of(std::string_view key)
+{
+  constexpr std::pair<std::string_view, field_key> keys[] = {
+      {"args", field_key::args},   {"name", field_key::name},   {"cat", field_key::cat},
+      {"ph", field_key::ph},       {"pid", field_key::pid},     {"tid", field_key::tid},
+      {"ts", field_key::ts},       {"dur", field_key::dur},     {"id", field_key::id},
+      {"hhash", field_key::hhash}, {"fhash", field_key::fhash}, {"level", field_key::level},
+      {"p_idx", field_key::p_idx}};
+  for (const auto& [name, k] : keys)
+    if (key == name)
+      return k;
+  return field_key::other;
+}
+
+// A top-level field (other than "args").
+inline void top_field(field_key key, const line_value& v, record& r, line_fields& f)
 {
   bool num = v.kind == num_kind::number;
-  switch (key.size()) {
-    case 2:
-      if (key == "ph") {
-        f.ph = v.text;
-        if (num && v.text.empty())
-          f.ph_number = v.n;
-      } else if (key == "ts" && num) {
-        r.ts_us = v.n;
-      } else if (key == "id" && num) {
-        r.id = v.n;
-      }
+  switch (key) {
+    case field_key::name: r.name = v.text; return;
+    case field_key::cat: r.cat = v.text; return;
+    case field_key::ph:
+      f.ph = v.text;
+      if (num && v.text.empty())
+        f.ph_number = v.n;
       return;
-    case 3:
-      if (key == "cat")
-        r.cat = v.text;
-      else if (key == "pid" && num)
+    case field_key::pid:
+      if (num)
         r.pid = static_cast<uint64_t>(v.n);
-      else if (key == "tid" && num)
+      return;
+    case field_key::tid:
+      if (num)
         r.tid = static_cast<uint64_t>(v.n);
-      else if (key == "dur" && num)
+      return;
+    case field_key::ts:
+      if (num)
+        r.ts_us = v.n;
+      return;
+    case field_key::dur:
+      if (num)
         r.dur_us = v.n;
       return;
-    case 4:
-      if (key == "name")
-        r.name = v.text;
+    case field_key::id:
+      if (num)
+        r.id = v.n;
       return;
     default: return;
   }
 }
 
-// A field of "args": the hashes, level and parent id go into the record, every other number and
-// string into chunk.args / chunk.texts (key_stable: key outlives the chunk's records; else it is
-// copied into the arena when kept).
-inline void args_field(std::string_view key, bool key_stable, const line_value& v, parsed_chunk& chunk,
-                       record& r)
+// A field of "args" (key, which is `id`): the hashes, level and parent id go into the record,
+// every other number and string into chunk.args / chunk.texts (key_stable: key outlives the
+// chunk's records; else it is copied into the arena when kept).
+inline void args_field(field_key id, std::string_view key, bool key_stable, const line_value& v,
+                       parsed_chunk& chunk, record& r)
 {
   if (v.kind == num_kind::none)
     return;
-  if (key.size() == 5) {
-    uint64_t h;
-    if (key == "hhash" && hash_of(v, h)) {
-      r.hhash = h;
-      return;
-    }
-    if (key == "fhash" && hash_of(v, h)) {
-      r.fhash = h;
-      return;
-    }
-    if (key == "level" && v.kind == num_kind::number) {
-      r.level = static_cast<int32_t>(v.n);
-      return;
-    }
-    if (key == "p_idx" && v.kind == num_kind::number) {
-      r.p_idx = v.n;
-      return;
-    }
+  uint64_t h;
+  switch (id) {
+    case field_key::hhash:
+      if (hash_of(v, h)) {
+        r.hhash = h;
+        return;
+      }
+      break;
+    case field_key::fhash:
+      if (hash_of(v, h)) {
+        r.fhash = h;
+        return;
+      }
+      break;
+    case field_key::level:
+      if (v.kind == num_kind::number) {
+        r.level = static_cast<int32_t>(v.n);
+        return;
+      }
+      break;
+    case field_key::p_idx:
+      if (v.kind == num_kind::number) {
+        r.p_idx = v.n;
+        return;
+      }
+      break;
+    default: break;
   }
   if (!key_stable)
     key = chunk.arena.keep(key);

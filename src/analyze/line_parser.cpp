@@ -84,10 +84,11 @@ line_parser::verdict line_parser::read_dom(std::string_view s, parsed_chunk& chu
     if (key == "args") {
       simdjson::dom::object args;
       if (!v.get_object().get(args))
-        for (auto [arg_key, arg] : args) args_field(arg_key, false, dom_value(arg, chunk.arena), chunk, r);
+        for (auto [arg_key, arg] : args)
+          args_field(field_key_of(arg_key), arg_key, false, dom_value(arg, chunk.arena), chunk, r);
       continue;
     }
-    top_field(key, dom_value(v, chunk.arena), r, f);
+    top_field(field_key_of(key), dom_value(v, chunk.arena), r, f);
   }
   return verdict::read;
 }

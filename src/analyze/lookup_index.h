@@ -10,18 +10,14 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analyze/record.h"
+
 namespace dc::analyze {
 
-// Key equality for the recent entries: names are short, and comparing them here costs less than
-// a call to memcmp.
+// Key equality for the recent entries (names compared inline: see same_text).
 inline bool same_key(std::string_view a, std::string_view b)
 {
-  if (a.size() != b.size())
-    return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i])
-      return false;
-  return true;
+  return same_text(a, b);
 }
 inline bool same_key(uint64_t a, uint64_t b)
 {

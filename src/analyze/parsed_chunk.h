@@ -64,7 +64,7 @@ struct name_pool {
         (s.size() * 31 + static_cast<unsigned char>(s.front()) * 7 + static_cast<unsigned char>(s.back())) %
         slots.size();
     std::string_view& at = slots[slot];
-    if (at.size() != s.size() || !std::equal(s.begin(), s.end(), at.begin()))
+    if (!same_text(at, s))
       at = arena.keep(s);
     return at;
   }

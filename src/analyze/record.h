@@ -16,6 +16,18 @@ namespace dc::analyze {
 // "ph": X (complete span), C (counter sample), M (metadata), i/I (instant), anything else.
 enum class phase : uint8_t { complete, counter, metadata, instant, other };
 
+// Equality of short names (operations, layers, keys) without a call to memcmp, which costs more
+// than the comparison on the hot path.
+inline bool same_text(std::string_view a, std::string_view b)
+{
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i])
+      return false;
+  return true;
+}
+
 struct record_arg {
   std::string_view key;
   int64_t value;
@@ -44,12 +56,10 @@ struct record {
   // String arguments (metadata name/value, addresses, ...).
   std::span<const record_text> texts;
 
-  // Sections ask for a few arguments of every line: the first letter rules most keys out
-  // before a full comparison.
   std::optional<int64_t> arg(std::string_view key) const
   {
     for (const record_arg& a : args)
-      if (a.key.size() == key.size() && (key.empty() || a.key[0] == key[0]) && a.key == key)
+      if (same_text(a.key, key))
         return a.value;
     return std::nullopt;
   }
@@ -57,7 +67,7 @@ struct record {
   std::string_view text(std::string_view key) const
   {
     for (const record_text& t : texts)
-      if (t.key.size() == key.size() && (key.empty() || t.key[0] == key[0]) && t.key == key)
+      if (same_text(t.key, key))
         return t.value;
     return {};
   }

@@ -5,7 +5,6 @@
 #include <string>
 #include <unordered_map>
 
-#include "analyze/lookup_index.h"
 #include "core/function_table.h"
 #include "core/syscall_table.h"
 
@@ -38,7 +37,7 @@ io_dir posix_direction(std::string_view name)
   thread_local size_t last_size = 0;
   thread_local bool cached = false;
   thread_local io_dir last_dir = io_dir::none;
-  if (cached && same_key(name, std::string_view(last, last_size)))
+  if (cached && same_text(name, std::string_view(last, last_size)))
     return last_dir;
   auto it = dirs.find(name);
   io_dir dir = it == dirs.end() ? io_dir::none : it->second;
