@@ -181,59 +181,120 @@ read_key known_key(const char* k)
   return read_status::ok;
 }
 
-}  // namespace
-
-line_parser::verdict line_parser::read_fast(std::string_view s, size_t room, parsed_chunk& chunk, record& r,
-                                            line_fields& f)
+// The fields of a line's object into r and f (args into chunk).
+enum class fields_read { read, bad, nested };
+fields_read read_fields(od::object& obj, parsed_chunk& chunk, record& r, line_fields& f)
 {
-  auto to_verdict = [](read_status st) {
-    return st == read_status::bad ? verdict::not_json : verdict::nested;
+  auto to_result = [](read_status st) {
+    return st == read_status::bad ? fields_read::bad : fields_read::nested;
   };
-  od::document doc;
-  if (fast_.iterate(s.data(), s.size(), room).get(doc))
-    return verdict::not_json;
-  od::object obj;
-  if (doc.get_object().get(obj))
-    return verdict::not_json;
   for (auto field_result : obj) {
     if (field_result.error())
-      return verdict::not_json;
+      return fields_read::bad;
     od::field& field = field_result.value_unsafe();
     read_key key;
     if (read_status st = key_of(field, chunk.arena, nullptr, key); st != read_status::ok)
-      return to_verdict(st);
+      return to_result(st);
     od::value& v = field.value();
     if (key.id == field_key::args && v.raw_json_token().front() == '{') {
       od::object args;
       if (v.get_object().get(args))
-        return verdict::not_json;
+        return fields_read::bad;
       for (auto arg_result : args) {
         if (arg_result.error())
-          return verdict::not_json;
+          return fields_read::bad;
         od::field& arg = arg_result.value_unsafe();
         read_key arg_key;
         line_value value;
         if (read_status st = key_of(arg, chunk.arena, &chunk.names, arg_key); st != read_status::ok)
-          return to_verdict(st);
+          return to_result(st);
         if (read_status st = value_of(arg.value(), chunk.arena, value); st != read_status::ok)
-          return to_verdict(st);
+          return to_result(st);
         args_field(arg_key.id, arg_key.text, true, value, chunk, r);
       }
       continue;
     }
     line_value value;
     if (read_status st = value_of(v, chunk.arena, value); st != read_status::ok)
-      return to_verdict(st);
+      return to_result(st);
     if (key.id != field_key::args)
       top_field(key.id, value, r, f);
   }
-  // The object was read to its end: anything after it makes the line not JSON.
-  const char* after;
-  if (doc.current_location().get(after) != simdjson::OUT_OF_BOUNDS)
-    return verdict::not_json;
+  // The applying thread reads the pool's copies, not each line's text.
   r.name = chunk.names.intern(r.name, chunk.arena);
   r.cat = chunk.names.intern(r.cat, chunk.arena);
-  return verdict::read;
+  return fields_read::read;
+}
+
+}  // namespace
+
+line_parser::verdict line_parser::read_fast(std::string_view s, size_t room, parsed_chunk& chunk, record& r,
+                                            line_fields& f)
+{
+  od::document doc;
+  if (fast_.iterate(s.data(), s.size(), room).get(doc))
+    return verdict::not_json;
+  od::object obj;
+  if (doc.get_object().get(obj))
+    return verdict::not_json;
+  fields_read got = read_fields(obj, chunk, r, f);
+  if (got != fields_read::read)
+    return got == fields_read::bad ? verdict::not_json : verdict::nested;
+  // The object was read to its end: anything after it makes the line not JSON.
+  const char* after;
+  return doc.current_location().get(after) == simdjson::OUT_OF_BOUNDS ? verdict::read : verdict::not_json;
+}
+
+bool line_parser::parse_run(parsed_chunk& chunk, size_t first, size_t last)
+{
+  std::string_view first_line = object_line(chunk.text, lines_[first]);
+  std::string_view last_line = object_line(chunk.text, lines_[last - 1]);
+  const char* run = first_line.data();
+  size_t size = static_cast<size_t>(last_line.data() + last_line.size() - run);
+  if (chunk.text.capacity() - static_cast<size_t>(run - chunk.text.data()) <
+      size + simdjson::SIMDJSON_PADDING)
+    return false;
+  size_t records = chunk.records.size(), args = chunk.args.size(), texts = chunk.texts.size(),
+         problems = chunk.problems.size();
+  auto undo = [&] {
+    chunk.records.resize(records);
+    chunk.record_lines.resize(records);
+    chunk.arg_ranges.resize(records);
+    chunk.text_ranges.resize(records);
+    chunk.args.resize(args);
+    chunk.texts.resize(texts);
+    chunk.problems.resize(problems);
+    return false;
+  };
+  run_outcomes_.clear();
+  runs_.threaded = false;  // one batch, read on this thread
+  od::document_stream stream;
+  if (runs_.iterate_many(run, size, std::max<size_t>(size, 1 << 16)).get(stream))
+    return false;
+  size_t k = first;
+  for (auto it = stream.begin(); it != stream.end(); ++it, ++k) {
+    // Each document must be the next line's object, starting where the line does.
+    if (k == last || run + it.current_index() != object_line(chunk.text, lines_[k]).data())
+      return undo();
+    od::document_reference doc;
+    od::object obj;
+    if ((*it).get(doc) || doc.get_object().get(obj))
+      return undo();
+    size_t args_before = chunk.args.size(), texts_before = chunk.texts.size();
+    record r;
+    line_fields f;
+    fields_read got = read_fields(obj, chunk, r, f);
+    if (got == fields_read::nested) {  // read alone, by the DOM parser
+      chunk.args.resize(args_before);
+      chunk.texts.resize(texts_before);
+      run_outcomes_.push_back(parse(chunk, lines_[k].first, lines_[k].second, k));
+      continue;
+    }
+    if (got != fields_read::read)
+      return undo();
+    run_outcomes_.push_back(finish(chunk, verdict::read, r, f, k, args_before, texts_before));
+  }
+  return k == last || undo();
 }
 
 }  // namespace dc::analyze

@@ -131,6 +131,18 @@ line_parser::outcome line_parser::parse(parsed_chunk& chunk, size_t at, size_t l
     f = line_fields{};
     v = read_dom(s, chunk, r, f);
   }
+  return finish(chunk, v, r, f, line, args_before, texts_before);
+}
+
+line_parser::outcome line_parser::finish(parsed_chunk& chunk, verdict v, record& r, const line_fields& f,
+                                         uint64_t line, size_t args_before, size_t texts_before)
+{
+  auto fail = [&](skip_reason reason, std::string detail) {
+    chunk.args.resize(args_before);
+    chunk.texts.resize(texts_before);
+    chunk.problems.push_back({line, reason, std::move(detail)});
+    return outcome::problem;
+  };
   if (v == verdict::not_json)
     return fail(skip_reason::not_json, "not JSON (skipped)");
   if (v == verdict::not_an_object)
@@ -172,6 +184,14 @@ void line_parser::link_spans(parsed_chunk& chunk)
   }
 }
 
+std::string_view object_line(std::string_view text, std::pair<size_t, size_t> line)
+{
+  std::string_view s = text.substr(line.first, line.second);
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s.size() >= 2 && s.front() == '{' && s.back() == '}' ? s : std::string_view();
+}
+
 void line_parser::parse_chunk(parsed_chunk& chunk)
 {
   const std::string& text = chunk.text;
@@ -181,30 +201,41 @@ void line_parser::parse_chunk(parsed_chunk& chunk)
     return;
   }
   chunk.head = std::string_view(text.data(), first_nl);
-  // An estimate (trace lines are ~250 bytes): counting the newlines first costs a pass.
-  size_t expected = text.size() / 192 + 16;
-  chunk.records.reserve(expected);
-  chunk.record_lines.reserve(expected);
-  chunk.arg_ranges.reserve(expected);
-  chunk.text_ranges.reserve(expected);
-  chunk.args.reserve(expected * 8);
+  lines_.clear();
   size_t at = 0;
-  uint64_t line = 0;
-  while (true) {
-    const void* nl = std::memchr(text.data() + at, '\n', text.size() - at);
-    if (!nl)
-      break;
+  while (const void* nl = std::memchr(text.data() + at, '\n', text.size() - at)) {
     size_t end = static_cast<size_t>(static_cast<const char*>(nl) - text.data());
-    outcome o = parse(chunk, at, end - at, line);
+    lines_.emplace_back(at, end - at);
+    at = end + 1;
+  }
+  chunk.newlines = lines_.size();
+  chunk.tail = std::string_view(text.data() + at, text.size() - at);
+  chunk.records.reserve(lines_.size());
+  chunk.record_lines.reserve(lines_.size());
+  chunk.arg_ranges.reserve(lines_.size());
+  chunk.text_ranges.reserve(lines_.size());
+  chunk.args.reserve(lines_.size() * 8);
+  auto note = [&](size_t line, outcome o) {
     if (line == 0)
       chunk.head_outcome = static_cast<int>(o);
     else if (o != outcome::blank)
       ++chunk.lines;
-    ++line;
-    at = end + 1;
+  };
+  // Runs of object lines go through one document stream (up to run_bytes at a time); a run the
+  // stream does not read line for line, and every other line, is parsed alone.
+  constexpr size_t run_bytes = 1 << 20;
+  for (size_t i = 0; i < lines_.size();) {
+    size_t j = i, bytes = 0;
+    for (; j < lines_.size() && bytes < run_bytes && !object_line(text, lines_[j]).empty(); ++j)
+      bytes += lines_[j].second + 1;
+    if (j - i >= 2 && parse_run(chunk, i, j)) {
+      for (size_t k = i; k < j; ++k) note(k, run_outcomes_[k - i]);
+    } else {
+      j = std::max(j, i + 1);
+      for (size_t k = i; k < j; ++k) note(k, parse(chunk, lines_[k].first, lines_[k].second, k));
+    }
+    i = j;
   }
-  chunk.newlines = line;
-  chunk.tail = std::string_view(text.data() + at, text.size() - at);
   link_spans(chunk);
 }
 

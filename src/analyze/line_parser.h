@@ -10,6 +10,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "analyze/parsed_chunk.h"
 
@@ -36,10 +38,25 @@ class line_parser {
   // Both read the object line s into r and f (args into chunk); room: bytes readable from s.
   verdict read_fast(std::string_view s, size_t room, parsed_chunk& chunk, record& r, line_fields& f);
   verdict read_dom(std::string_view s, parsed_chunk& chunk, record& r, line_fields& f);
+  // The record (or problem) a line read with verdict v gives; args and texts from the given
+  // sizes on are the line's.
+  outcome finish(parsed_chunk& chunk, verdict v, record& r, const line_fields& f, uint64_t line,
+                 size_t args_before, size_t texts_before);
+  // Lines [first, last) of lines_ (each one object) read as one document stream, their outcomes
+  // in run_outcomes_; false, and the chunk as it was, when the stream's documents are not the
+  // lines one for one (a line with more or less than one object, or not JSON).
+  bool parse_run(parsed_chunk& chunk, size_t first, size_t last);
 
   simdjson::ondemand::parser fast_;
+  simdjson::ondemand::parser runs_;
   simdjson::dom::parser dom_;
+  std::vector<std::pair<size_t, size_t>> lines_;  // the chunk's complete lines: start, length
+  std::vector<outcome> run_outcomes_;
 };
+
+// The line at (start, length) of text without surrounding blanks when it is one JSON object's
+// braces and what is between them, else empty.
+std::string_view object_line(std::string_view text, std::pair<size_t, size_t> line);
 
 // A string that holds room for simdjson's padding after its contents.
 void reserve_padding(std::string& text);

@@ -124,6 +124,37 @@ TEST(AnalyzeFastPath, ValuesAreReadAsTheDomParserReadsThem)
   EXPECT_EQ(d.text("e"), "");
 }
 
+// A chunk's object lines are read as one document stream; lines the stream would read wrong
+// (two objects, an object left open, a quote left open) make the run be read line by line.
+TEST(AnalyzeFastPath, BadLinesInARunAreFoundLineByLine)
+{
+  auto good = [](int i) {
+    return R"({"id":)" + std::to_string(i) + R"(,"name":"op)" + std::to_string(i) +
+           R"(","cat":"POSIX","pid":1,"tid":1,"ts":5,"dur":1,"ph":"X","args":{"ret":)" + std::to_string(i) +
+           "}}";
+  };
+  for (const std::string& bad : {std::string(R"({"id":1,"ph":"X"}{"id":2,"ph":"X"})"),
+                                 std::string(R"({"name":"open","ph":"X","args":{"a":{"b":1}})"),
+                                 std::string(R"({"name":"open,"ph":"X","s":"x"})"), std::string("{}}")}) {
+    analyze::parsed_chunk chunk;
+    std::vector<std::string> lines = {
+        good(0), good(1), bad, good(3), R"({"name":"nested","ph":"X","args":{"o":[1,{"k":2}],"ret":9}})",
+        good(5)};
+    auto got = parse_lines(lines, chunk);
+    for (int i : {0, 1, 3, 5}) {
+      ASSERT_TRUE(got[i].record) << bad << " line " << i;
+      EXPECT_EQ(got[i].r.name, "op" + std::to_string(i));
+      EXPECT_EQ(got[i].r.arg("ret"), i);
+    }
+    EXPECT_FALSE(got[2].record) << bad;
+    ASSERT_TRUE(got[4].record) << bad;
+    EXPECT_EQ(got[4].r.arg("ret"), 9);
+    ASSERT_EQ(chunk.problems.size(), 1u) << bad;
+    EXPECT_EQ(chunk.problems[0].line, 2u);
+    EXPECT_EQ(chunk.lines, 5u);  // counted lines, the first (the chunk's head) aside
+  }
+}
+
 // Layer time: what the breakdown reports equals the nesting worked out from the lines.
 TEST(AnalyzeFastPath, NestedTimeIsExactWhenChildrenInterleave)
 {
