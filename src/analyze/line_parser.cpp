@@ -221,9 +221,10 @@ void line_parser::parse_chunk(parsed_chunk& chunk)
     else if (o != outcome::blank)
       ++chunk.lines;
   };
-  // Runs of object lines go through one document stream (up to run_bytes at a time); a run the
-  // stream does not read line for line, and every other line, is parsed alone.
-  constexpr size_t run_bytes = 1 << 20;
+  // Runs of object lines go through one document stream (up to run_bytes at a time: small enough
+  // to be still in the cache when its documents are read); a run the stream does not read line
+  // for line, and every other line, is parsed alone.
+  constexpr size_t run_bytes = 32 << 10;
   for (size_t i = 0; i < lines_.size();) {
     size_t j = i, bytes = 0;
     for (; j < lines_.size() && bytes < run_bytes && !object_line(text, lines_[j]).empty(); ++j)
