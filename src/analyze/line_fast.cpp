@@ -4,7 +4,10 @@
 // line is checked as the DOM parser checks it: numbers, atoms and escapes by simdjson, and
 // nothing may follow the object. An object or
 // array value is left to the DOM reader (verdict::nested).
+#include <bit>
 #include <cstring>
+#include <iterator>
+#include <tuple>
 
 #include "analyze/line_fields.h"
 #include "analyze/line_parser.h"
@@ -104,63 +107,80 @@ bool is_blank(char c)
   return first == '{' || first == '[' ? read_status::nested : read_status::bad;
 }
 
-// Whether the raw key at k is `quoted` (the key and its closing quote: a match is the whole
-// key, and plain). Reading past a shorter key is safe: the line has padding after it.
-template <size_t N>
-bool raw_is(const char* k, const char (&quoted)[N])
-{
-  return std::memcmp(k, quoted, N - 1) == 0;
-}
-
 // A key as read: its text and what the field rules make of it.
 struct read_key {
   std::string_view text;
   field_key id = field_key::other;
 };
 
-// The keys every line of ours and DFTracer's has, matched on their raw bytes: no search for the
-// key's end and escapes. Empty text when the key is another.
-read_key known_key(const char* k)
+// A key every line of ours and DFTracer's has, as the first 8 raw bytes of a field hold it: the
+// key and its closing quote (so a match is the whole key, and plain), the rest masked off.
+struct known_key {
+  uint64_t pattern = 0, mask = 0;
+  read_key key;
+};
+
+static_assert(std::endian::native == std::endian::little, "keys are matched as little-endian words");
+
+constexpr known_key make_known(std::string_view text, field_key id)
 {
-  using enum field_key;
-  switch (k[0]) {
-    case 'a': return raw_is(k, "args\"") ? read_key{"args", args} : read_key{};
-    case 'c':
-      return raw_is(k, "cat\"")     ? read_key{"cat", cat}
-             : raw_is(k, "count\"") ? read_key{"count"}
-                                    : read_key{};
-    case 'd': return raw_is(k, "dur\"") ? read_key{"dur", dur} : read_key{};
-    case 'f':
-      return raw_is(k, "fhash\"") ? read_key{"fhash", fhash}
-             : raw_is(k, "fd\"")  ? read_key{"fd"}
-                                  : read_key{};
-    case 'h': return raw_is(k, "hhash\"") ? read_key{"hhash", hhash} : read_key{};
-    case 'i': return raw_is(k, "id\"") ? read_key{"id", id} : read_key{};
-    case 'l': return raw_is(k, "level\"") ? read_key{"level", level} : read_key{};
-    case 'n': return raw_is(k, "name\"") ? read_key{"name", name} : read_key{};
-    case 'o': return raw_is(k, "offset\"") ? read_key{"offset"} : read_key{};
-    case 'p':
-      return raw_is(k, "ph\"")      ? read_key{"ph", ph}
-             : raw_is(k, "pid\"")   ? read_key{"pid", pid}
-             : raw_is(k, "p_idx\"") ? read_key{"p_idx", p_idx}
-                                    : read_key{};
-    case 'r': return raw_is(k, "ret\"") ? read_key{"ret"} : read_key{};
-    case 't':
-      return raw_is(k, "ts\"") ? read_key{"ts", ts} : raw_is(k, "tid\"") ? read_key{"tid", tid} : read_key{};
-    default: return {};
+  known_key k{0, 0, {text, id}};
+  for (size_t i = 0; i <= text.size(); ++i) {
+    uint64_t byte = i < text.size() ? static_cast<unsigned char>(text[i]) : '"';
+    k.pattern |= byte << (8 * i);
+    k.mask |= uint64_t{0xff} << (8 * i);
   }
+  return k;
+}
+
+constexpr known_key known_keys[] = {{},  // 0: none
+                                    make_known("id", field_key::id),
+                                    make_known("name", field_key::name),
+                                    make_known("cat", field_key::cat),
+                                    make_known("pid", field_key::pid),
+                                    make_known("tid", field_key::tid),
+                                    make_known("ts", field_key::ts),
+                                    make_known("dur", field_key::dur),
+                                    make_known("ph", field_key::ph),
+                                    make_known("args", field_key::args),
+                                    make_known("hhash", field_key::hhash),
+                                    make_known("level", field_key::level),
+                                    make_known("p_idx", field_key::p_idx),
+                                    make_known("fd", field_key::other),
+                                    make_known("count", field_key::other),
+                                    make_known("offset", field_key::other),
+                                    make_known("ret", field_key::other),
+                                    make_known("fhash", field_key::fhash)};
+static_assert(std::size(known_keys) <= std::tuple_size_v<decltype(line_parser::key_state::guess)>);
+
+// The index of the known key at k, or 0. Lines repeat their keys in the same order: the key that
+// followed the previous one last time is tried first.
+[[gnu::always_inline]] inline size_t match_known(const char* k, line_parser::key_state& keys)
+{
+  uint64_t w;
+  std::memcpy(&w, k, 8);  // the line has padding after it
+  size_t g = keys.guess[keys.previous];
+  if (g && (w & known_keys[g].mask) == known_keys[g].pattern)
+    return keys.previous = static_cast<uint8_t>(g);
+  for (size_t i = 1; i < std::size(known_keys); ++i)
+    if ((w & known_keys[i].mask) == known_keys[i].pattern) {
+      keys.guess[keys.previous] = static_cast<uint8_t>(i);
+      return keys.previous = static_cast<uint8_t>(i);
+    }
+  return keys.previous = 0;
 }
 
 // A field's key: a known one, or it ends at the quote before the ':' that precedes the value.
 // Plain keys are taken from the line (through pool, when given), escaped ones unescaped (bad
 // escapes are reported) into the arena.
 [[gnu::always_inline]] inline read_status key_of(od::field& f, string_arena& arena, name_pool* pool,
-                                                 read_key& key)
+                                                 line_parser::key_state& keys, read_key& key)
 {
   const char* k = reinterpret_cast<const char*>(f.key().raw());
-  key = known_key(k);
-  if (!key.text.empty())
+  if (size_t known = match_known(k, keys)) {
+    key = known_keys[known].key;
     return read_status::ok;
+  }
   const char* e = f.value().raw_json_token().data() - 1;
   while (e > k && is_blank(*e)) --e;
   if (e <= k || *e != ':')
@@ -183,7 +203,8 @@ read_key known_key(const char* k)
 
 // The fields of a line's object into r and f (args into chunk).
 enum class fields_read { read, bad, nested };
-fields_read read_fields(od::object& obj, parsed_chunk& chunk, record& r, line_fields& f)
+fields_read read_fields(od::object& obj, parsed_chunk& chunk, line_parser::key_state& keys, record& r,
+                        line_fields& f)
 {
   auto to_result = [](read_status st) {
     return st == read_status::bad ? fields_read::bad : fields_read::nested;
@@ -193,7 +214,7 @@ fields_read read_fields(od::object& obj, parsed_chunk& chunk, record& r, line_fi
       return fields_read::bad;
     od::field& field = field_result.value_unsafe();
     read_key key;
-    if (read_status st = key_of(field, chunk.arena, nullptr, key); st != read_status::ok)
+    if (read_status st = key_of(field, chunk.arena, nullptr, keys, key); st != read_status::ok)
       return to_result(st);
     od::value& v = field.value();
     if (key.id == field_key::args && v.raw_json_token().front() == '{') {
@@ -206,7 +227,7 @@ fields_read read_fields(od::object& obj, parsed_chunk& chunk, record& r, line_fi
         od::field& arg = arg_result.value_unsafe();
         read_key arg_key;
         line_value value;
-        if (read_status st = key_of(arg, chunk.arena, &chunk.names, arg_key); st != read_status::ok)
+        if (read_status st = key_of(arg, chunk.arena, &chunk.names, keys, arg_key); st != read_status::ok)
           return to_result(st);
         if (read_status st = value_of(arg.value(), chunk.arena, value); st != read_status::ok)
           return to_result(st);
@@ -237,7 +258,7 @@ line_parser::verdict line_parser::read_fast(std::string_view s, size_t room, par
   od::object obj;
   if (doc.get_object().get(obj))
     return verdict::not_json;
-  fields_read got = read_fields(obj, chunk, r, f);
+  fields_read got = read_fields(obj, chunk, keys_, r, f);
   if (got != fields_read::read)
     return got == fields_read::bad ? verdict::not_json : verdict::nested;
   // The object was read to its end: anything after it makes the line not JSON.
@@ -247,8 +268,7 @@ line_parser::verdict line_parser::read_fast(std::string_view s, size_t room, par
 
 bool line_parser::parse_run(parsed_chunk& chunk, size_t first, size_t last)
 {
-  std::string_view first_line = object_line(chunk.text, lines_[first]);
-  std::string_view last_line = object_line(chunk.text, lines_[last - 1]);
+  std::string_view first_line = objects_.front(), last_line = objects_[last - 1 - first];
   const char* run = first_line.data();
   size_t size = static_cast<size_t>(last_line.data() + last_line.size() - run);
   if (chunk.text.capacity() - static_cast<size_t>(run - chunk.text.data()) <
@@ -274,7 +294,7 @@ bool line_parser::parse_run(parsed_chunk& chunk, size_t first, size_t last)
   size_t k = first;
   for (auto it = stream.begin(); it != stream.end(); ++it, ++k) {
     // Each document must be the next line's object, starting where the line does.
-    if (k == last || run + it.current_index() != object_line(chunk.text, lines_[k]).data())
+    if (k == last || run + it.current_index() != objects_[k - first].data())
       return undo();
     od::document_reference doc;
     od::object obj;
@@ -283,7 +303,7 @@ bool line_parser::parse_run(parsed_chunk& chunk, size_t first, size_t last)
     size_t args_before = chunk.args.size(), texts_before = chunk.texts.size();
     record r;
     line_fields f;
-    fields_read got = read_fields(obj, chunk, r, f);
+    fields_read got = read_fields(obj, chunk, keys_, r, f);
     if (got == fields_read::nested) {  // read alone, by the DOM parser
       chunk.args.resize(args_before);
       chunk.texts.resize(texts_before);

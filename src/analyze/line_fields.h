@@ -87,6 +87,8 @@ enum class field_key : uint8_t {
 
 inline field_key field_key_of(std::string_view key)
 {
+  if (key.size() > 5)  // longer than any of them
+    return field_key::other;
   constexpr std::pair<std::string_view, field_key> keys[] = {
       {"args", field_key::args},   {"name", field_key::name},   {"cat", field_key::cat},
       {"ph", field_key::ph},       {"pid", field_key::pid},     {"tid", field_key::tid},

@@ -227,8 +227,14 @@ void line_parser::parse_chunk(parsed_chunk& chunk)
   constexpr size_t run_bytes = 32 << 10;
   for (size_t i = 0; i < lines_.size();) {
     size_t j = i, bytes = 0;
-    for (; j < lines_.size() && bytes < run_bytes && !object_line(text, lines_[j]).empty(); ++j)
+    objects_.clear();
+    for (; j < lines_.size() && bytes < run_bytes; ++j) {
+      std::string_view object = object_line(text, lines_[j]);
+      if (object.empty())
+        break;
+      objects_.push_back(object);
       bytes += lines_[j].second + 1;
+    }
     if (j - i >= 2 && parse_run(chunk, i, j)) {
       for (size_t k = i; k < j; ++k) note(k, run_outcomes_[k - i]);
     } else {

@@ -8,6 +8,8 @@
 
 #include <simdjson.h>
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,6 +24,12 @@ struct line_fields;
 class line_parser {
  public:
   enum class outcome { blank, record, problem };
+  // The fast reader's memory of the key order: after known key i came known key guess[i]
+  // (indexes of its table of known keys; 0: none).
+  struct key_state {
+    std::array<uint8_t, 32> guess{};
+    uint8_t previous = 0;
+  };
 
   // Parses the line at [at, at + len) of chunk.text (the text has simdjson's padding after its
   // end) and appends a record or a problem (with line number `line`) to chunk.
@@ -42,16 +50,19 @@ class line_parser {
   // sizes on are the line's.
   outcome finish(parsed_chunk& chunk, verdict v, record& r, const line_fields& f, uint64_t line,
                  size_t args_before, size_t texts_before);
-  // Lines [first, last) of lines_ (each one object) read as one document stream, their outcomes
-  // in run_outcomes_; false, and the chunk as it was, when the stream's documents are not the
-  // lines one for one (a line with more or less than one object, or not JSON).
+  // Lines [first, last) of lines_ (each one object, objects_ from first on) read as one document
+  // stream, their outcomes in run_outcomes_; false, and the chunk as it was, when the stream's
+  // documents are not the lines one for one (a line with more or less than one object, or not
+  // JSON).
   bool parse_run(parsed_chunk& chunk, size_t first, size_t last);
 
   simdjson::ondemand::parser fast_;
   simdjson::ondemand::parser runs_;
   simdjson::dom::parser dom_;
   std::vector<std::pair<size_t, size_t>> lines_;  // the chunk's complete lines: start, length
+  std::vector<std::string_view> objects_;         // the run's lines, as object_line gives them
   std::vector<outcome> run_outcomes_;
+  key_state keys_;
 };
 
 // The line at (start, length) of text without surrounding blanks when it is one JSON object's
