@@ -146,7 +146,7 @@ int BPF_PROG(dc_net_drop, struct sk_buff* skb, void* location, enum skb_drop_rea
   /* Freeing a consumed packet is not a drop. */
   if (reason == SKB_CONSUMED || reason == SKB_NOT_DROPPED_YET)
     return 0;
-  struct sock* sk = rx_sk ? rx_sk : skb->sk;
+  struct sock* sk = rx_sk ? rx_sk : dc_plain(skb)->sk;
   dc_net_emit(sk, 0, DC_NET_DROP, 0, 0, 0, reason);
   return 0;
 }

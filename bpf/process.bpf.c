@@ -19,7 +19,7 @@ struct {
 
 static __always_inline bool dc_catches_sigcont(struct task_struct* task)
 {
-  unsigned long handler = (unsigned long)task->sighand->action[DC_SIGCONT - 1].sa.sa_handler;
+  unsigned long handler = (unsigned long)dc_plain(task)->sighand->action[DC_SIGCONT - 1].sa.sa_handler;
   return handler > 1; /* neither SIG_DFL (0) nor SIG_IGN (1) */
 }
 
@@ -36,7 +36,7 @@ int BPF_PROG(dc_process_exec, struct task_struct* p, pid_t old_pid, struct linux
   dc_emit_exec(p);
   /* The kernel opened the program itself: name it, as an open names what it opens, so that the
    * page faults and block reads of its code are charged to a path. */
-  dc_emit_file_name(bprm->file, bpf_ktime_get_ns());
+  dc_emit_file_name(dc_plain(bprm)->file, bpf_ktime_get_ns());
   return 0;
 }
 
