@@ -34,6 +34,21 @@ int libbpf_log(enum libbpf_print_level level, const char* fmt, va_list args)
   return g_verbose ? vfprintf(stderr, fmt, args) : 0;
 }
 
+// Loads every layer, each on a thread of its own: the layers' objects are independent once the
+// shared maps exist, and most of a load is libbpf and the verifier working on one CPU (parsing
+// the kernel's BTF, relocating, verifying), so on n CPUs the layers load in about 1/n the time.
+std::vector<result<>> load_in_parallel(const std::vector<std::unique_ptr<layer>>& layers,
+                                       const shared_maps& maps)
+{
+  std::vector<result<>> loaded(layers.size());
+  std::vector<std::thread> threads;
+  threads.reserve(layers.size());
+  for (size_t i = 0; i < layers.size(); ++i)
+    threads.emplace_back([&, i] { loaded[i] = layers[i]->load(maps); });
+  for (std::thread& t : threads) t.join();
+  return loaded;
+}
+
 }  // namespace
 
 result<std::unique_ptr<session>> session::open(const session_options& options)
@@ -70,13 +85,16 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     layers.push_back(std::move(user));
     wanted.push_back("uprobe");
   }
-  for (auto& l : layers) {
-    if ((!wanted.empty() || options.config || options.uprobes) &&
-        std::ranges::find(wanted, l->name()) == wanted.end())
-      continue;
-    if (auto loaded = l->load(s->maps_); !loaded) {
+  std::erase_if(layers, [&](const std::unique_ptr<layer>& l) {
+    return (!wanted.empty() || options.config || options.uprobes) &&
+           std::ranges::find(wanted, l->name()) == wanted.end();
+  });
+  std::vector<result<>> loaded = load_in_parallel(layers, s->maps_);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    std::unique_ptr<layer>& l = layers[i];
+    if (!loaded[i]) {
       s->reports_.push_back(
-          {std::string(l->name()), std::string(l->category()), false, {}, loaded.error().message});
+          {std::string(l->name()), std::string(l->category()), false, {}, loaded[i].error().message});
       if (l.get() == s->user_probes_)
         s->user_probes_ = nullptr;
       continue;
