@@ -45,7 +45,7 @@ static __always_inline __u64 dc_arg(const __u64* args, int i)
 }
 
 SEC("tp_btf/sys_enter")
-int BPF_PROG(dc_sys_enter, struct pt_regs* regs, long id)
+int BPF_PROG(dc_syscall_enter, struct pt_regs* regs, long id)
 {
   if (id < 0 || id >= DC_MAX_SYSCALL_NR)
     return 0;
@@ -127,7 +127,7 @@ static __always_inline __u64 dc_pages_read(const struct dc_thread* e, const stru
 }
 
 SEC("tp_btf/sys_exit")
-int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
+int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
 {
   struct dc_thread* e = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
   if (!e || !e->active)
@@ -217,4 +217,4 @@ static __always_inline void dc_stage_flush_of(struct task_struct* task, struct d
 
 /* A thread's staged records go at its exit, and at the end of a run (dc_flush_stages) for
  * threads still alive. */
-DC_FLUSH_AT_EXIT_AND_END(dc_stage_at_exit, dc_flush_stages, dc_threads, dc_stage_flush_of)
+DC_FLUSH_AT_EXIT_AND_END(dc_syscall_at_exit, dc_syscall_flush, dc_threads, dc_stage_flush_of)

@@ -117,7 +117,7 @@ int dc_uprobe_return(struct pt_regs* ctx)
 /* A USDT probe site (a marker the program compiled in, e.g. PostgreSQL's transaction__start):
  * an instant event, placed in its thread's call tree like a call that returns at once. */
 SEC("uprobe")
-int dc_usdt_hit(struct pt_regs* ctx)
+int dc_uprobe_usdt(struct pt_regs* ctx)
 {
   __u64 now = bpf_ktime_get_ns();
   struct task_struct* task = bpf_get_current_task_btf();

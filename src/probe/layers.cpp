@@ -2,21 +2,17 @@
 
 #include <regex>
 
-#include "block.skel.h"
-#include "net.skel.h"
-#include "probe/skeleton_layer.h"
-
 namespace dc {
 
 // Layers whose loaders are only their names.
 std::unique_ptr<layer> make_block_layer()
 {
-  return std::make_unique<plain_layer<DC_SKELETON_LAYER(block)>>("block", "BLOCK");
+  return std::make_unique<plain_layer>("block", "BLOCK");
 }
 
 std::unique_ptr<layer> make_net_layer()
 {
-  return std::make_unique<plain_layer<DC_SKELETON_LAYER(net)>>("net", "NET");
+  return std::make_unique<plain_layer>("net", "NET");
 }
 
 std::vector<std::unique_ptr<layer>> make_layers()
