@@ -80,7 +80,7 @@ static __always_inline void dc_fs_end(__u64 id, __u32 op, __s64 ret)
     return;
   ev->dur_ns = bpf_ktime_get_ns() - ev->hdr.ts_ns;
   ev->ret = ret;
-  dc_fs_send(ev);
+  dc_fs_send(ev, NULL);
   bpf_map_delete_elem(&dc_fs_open, &key);
 }
 
@@ -245,7 +245,7 @@ int BPF_PROG(dc_fs_commit_end, journal_t* journal, transaction_t* transaction)
   if (!ev)
     return 0;
   ev->dur_ns = bpf_ktime_get_ns() - ev->hdr.ts_ns;
-  dc_fs_send(ev);
+  dc_fs_send(ev, NULL);
   bpf_map_delete_elem(&dc_commits, &key);
   return 0;
 }

@@ -77,6 +77,11 @@ int BPF_PROG(dc_process_fork, struct task_struct* parent, struct task_struct* ch
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(dc_process_exit, struct task_struct* p)
 {
+  if (dc_profiling()) { /* the thread's coalesced counters, before its state goes */
+    struct dc_thread* t = bpf_task_storage_get(&dc_threads, p, 0, 0);
+    if (t)
+      dc_profile_flush_thread(t, DC_SLOT_BUSY);
+  }
   __u32 tgid = p->tgid;
   if (!bpf_map_lookup_elem(&dc_traced, &tgid))
     return 0;
@@ -93,5 +98,18 @@ int BPF_PROG(dc_process_exit, struct task_struct* p)
     return 0;
   ev->exit_code = BPF_CORE_READ(p, exit_code);
   bpf_ringbuf_submit(ev, dc_submit_flags());
+  return 0;
+}
+
+/* Profile mode's interval-end flush: user space runs it over every thread before it reads an
+ * interval (dc_profile_flush_below: the oldest interval it does not read yet), so that a thread
+ * idle since then has its coalesced counters in the map too (profile.bpf.h). */
+SEC("iter/task")
+int dc_process_profile_flush(struct bpf_iter__task* ctx)
+{
+  struct task_struct* task = ctx->task;
+  struct dc_thread* t = task ? bpf_task_storage_get(&dc_threads, task, 0, 0) : 0;
+  if (t)
+    dc_profile_flush_thread(t, dc_profile_flush_below);
   return 0;
 }

@@ -154,13 +154,13 @@ int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
   if (dc_profiling()) {
     if (e->fs_open) {
       dc_fs_pending_close(e, ret, now);
-      dc_fs_send(&e->fs);
+      dc_fs_send(&e->fs, e);
       e->fs_open = 0;
     }
     __u64 bytes = spec->moves && ret > 0 ? ret : 0;
     __u64 pages = spec->moves == DC_MOVES_READ && ret > 0 ? dc_pages_read(e, spec, file_a.mode, ret) : 0;
-    dc_profile_add(bpf_get_current_pid_tgid() >> 32, DC_PROF_POSIX, nr, &file_a, now, now - e->ts, bytes,
-                   pages);
+    dc_profile_add_mine(e, bpf_get_current_pid_tgid() >> 32, DC_PROF_POSIX, nr, &file_a, now, now - e->ts,
+                        bytes, pages);
     return 0;
   }
   if (spec->fd_b != DC_ARG_NONE)

@@ -92,8 +92,8 @@ int dc_uprobe_return(struct pt_regs* ctx)
     return 0; /* not a call we saw begin (attached while it ran, or too deep) */
   n->depth = d - 1;
   if (dc_profiling()) {
-    dc_profile_add(task->tgid, DC_PROF_UPROBE, f->probe, NULL, now, now - f->ts, dc_uprobe_bytes(f, ctx->ax),
-                   0);
+    dc_profile_add_mine(t, task->tgid, DC_PROF_UPROBE, f->probe, NULL, now, now - f->ts,
+                        dc_uprobe_bytes(f, ctx->ax), 0);
     return 0;
   }
   struct dc_uprobe_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
@@ -126,7 +126,7 @@ int dc_uprobe_usdt(struct pt_regs* ctx)
     return 0;
   __u32 probe = bpf_get_attach_cookie(ctx);
   if (dc_profiling()) {
-    dc_profile_add(task->tgid, DC_PROF_UPROBE, probe, NULL, now, 0, 0, 0);
+    dc_profile_add_mine(t, task->tgid, DC_PROF_UPROBE, probe, NULL, now, 0, 0, 0);
     return 0;
   }
   struct dc_uprobe_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);

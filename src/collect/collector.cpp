@@ -137,6 +137,8 @@ void collector::take_counters(uint64_t decoded_until_ns, bool all)
   last_take_ = std::chrono::steady_clock::now();
   for (const profile_sample& s : profile_->take(decoded_until_ns, all))
     decoder_.decode_profile(s.key, s.counts, profile_->interval_ns());
+  if (!profile_->flush_status() && sink_status_)
+    sink_status_ = profile_->flush_status();
 }
 
 void collector::note_ring_error(std::string_view what, int err)

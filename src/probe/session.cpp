@@ -152,6 +152,13 @@ result<> session::load(const session_options& options, const std::vector<std::un
   return {};
 }
 
+result<> session::flush_profile(uint64_t below_epoch)
+{
+  skel_->bss->dc_profile_flush_below = below_epoch;
+  return run_task_iterator(skel_->progs.dc_process_profile_flush,
+                           "moves threads' profile counters to the map");
+}
+
 result<> session::attach_process(uint32_t pid)
 {
   if (!user_probes_)

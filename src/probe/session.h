@@ -51,6 +51,9 @@ class session {
   // Profile mode: the map of per-interval counters, and the interval; -1 and 0 in trace mode.
   int profile_fd() const { return maps_.profile_interval_ns ? maps_.profile_fd : -1; }
   uint64_t profile_interval_ns() const { return maps_.profile_interval_ns; }
+  // Profile mode: moves the counters threads coalesce in their own state for intervals before
+  // `below_epoch` into the profile map (bpf/profile.bpf.h); call from one thread at a time.
+  result<> flush_profile(uint64_t below_epoch);
   // Traces pid from its next exec on.
   result<> arm(uint32_t pid);
   void disarm(uint32_t pid);
