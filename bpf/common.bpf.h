@@ -26,6 +26,7 @@ struct {
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC); /* created at once; elements as they come */
   __uint(max_entries, 65536);
   __type(key, __u32);   /* TGID */
   __type(value, __u32); /* enum dc_trace_state */

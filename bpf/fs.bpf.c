@@ -30,6 +30,7 @@ struct {
 /* Device -> the traced thread in fsync on it now (its record header). */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC); /* created at once; elements as they come */
   __uint(max_entries, 1024);
   __type(key, __u32);
   __type(value, struct dc_record_header);

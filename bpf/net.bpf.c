@@ -25,6 +25,7 @@ struct {
  * namespaces on the same port would share an entry.) */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC); /* created at once; elements as they come */
   __uint(max_entries, 4096);
   __type(key, __u16);
   __type(value, struct dc_sock_owner);

@@ -16,6 +16,7 @@ struct dc_pagecache_file {
 /* file -> the traced process that last added or dirtied its pages */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC); /* created at once; elements as they come */
   __uint(max_entries, 65536);
   __type(key, struct dc_pagecache_file);
   __type(value, __u32);
@@ -23,6 +24,7 @@ struct {
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC); /* created at once; elements as they come */
   __uint(max_entries, 65536);
   __type(key, struct dc_pagecache_key);
   __type(value, struct dc_pagecache_counts);
