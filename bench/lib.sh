@@ -83,6 +83,7 @@ sys.exit(rc)' "$out" "$@"
 # per machine (scripts/build-darshan.sh, about a minute each); empty, with the reason in
 # $tmp/err.darshan-VARIANT, when it cannot be built (no vendored tarball).
 darshan_prefix() {
+  # shellcheck disable=SC2154 # $tmp: the calling script's scratch directory
   bash "$repo/scripts/build-darshan.sh" "$1" 2>"$tmp/err.darshan-$1" || true
 }
 

@@ -110,7 +110,7 @@ run() {
   esac
   timed "$tmp/time" "${cmd[@]}" >/dev/null 2>"$tmp/err" || { failed=1; log "$job $mode failed: $(tail -n2 "$tmp/err")"; return 0; }
   local ops="" segments="" kind=read
-  [[ "$job" != seqwrite ]] || kind=write
+  [[ "$job" != seqwrite ]] || kind="write"
   if [[ "$mode" == darshan* ]]; then
     ops="$(darshan_counter "$darshan" "$tmp/dlog" "$file" "POSIX_${kind^^}S")"
     [[ "$mode" == darshan ]] || segments="$(darshan_dxt_ops "$darshan" "$tmp/dlog" "$file" "$kind")"

@@ -162,7 +162,7 @@ for ((r = 1; r <= rounds; r++)); do
       if [[ -n "$ns" && -s "$tmp/time" ]]; then
         read -r wall cpu <"$tmp/time"
         printf '%s\t%d\t%s\t%s\t%s\n' "$cfg" "$r" "$ns" "$wall" "$cpu" >>"$tmp/rows"
-        [[ ! -s "$tmp/check" ]] || echo "$(cat "$tmp/check")" >>"$tmp/check.$cfg"
+        [[ ! -s "$tmp/check" ]] || cat "$tmp/check" >>"$tmp/check.$cfg"
         continue
       fi
     fi

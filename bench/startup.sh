@@ -3,7 +3,7 @@
 # ran. Start-up: from launching datacrumbs to that moment; end: from that moment to datacrumbs'
 # exit (the command's own exit, the detach, the drain and the summary). Interleaved with the
 # untraced command and with it under Darshan; medians and ranges.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154 # $tmp, $dc, $darshan: the sourcing script's
 
 # startup_run CONFIG: one run; appends "CONFIG TOTAL START END" (seconds) to $tmp/startup.
 startup_run() {
