@@ -94,8 +94,8 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     s->layers_.push_back(std::move(l));
   }
   // Reported in the order the layers are listed, those left out among them.
+  const auto names = all_layer_names();
   std::ranges::stable_sort(s->reports_, {}, [&](const layer_report& r) {
-    auto names = all_layer_names();
     return std::ranges::find(names, r.name) - names.begin();
   });
   // A layer the user asked for by name must be live; otherwise only the system-call layer.
@@ -104,6 +104,10 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     if (required && !r.live)
       return fail("layer '" + r.name + "' could not attach: " + r.why);
   }
+  // Without a live user-space layer no one would continue a held process: hold none.
+  if (!s->user_probes_ && s->maps_.hold_new)
+    if (auto gate = s->set_hold_gate(false); !gate)
+      return std::unexpected(gate.error());
   if (s->user_probes_) {
     auto holder = process_holder::start(s->maps_.holds_fd, *s->user_probes_);
     if (!holder)
