@@ -94,7 +94,8 @@ static __always_inline void dc_profile_add(__u32 tgid, __u32 layer, __u32 op, co
  * busy for the caller to refill (`refill`) or empty. Returns whether it claimed the slot. */
 static __always_inline int dc_profile_slot_flush(struct dc_profile_slot* s, __u64 epoch, int refill)
 {
-  if (__sync_val_compare_and_swap(&s->key.epoch, epoch, DC_SLOT_BUSY) != epoch)
+  /* A busy slot is someone else's until they put an epoch back. */
+  if (epoch == DC_SLOT_BUSY || __sync_val_compare_and_swap(&s->key.epoch, epoch, DC_SLOT_BUSY) != epoch)
     return 0;
   if (epoch != DC_SLOT_EMPTY && s->counts.count) { /* an empty slot's counts were moved already */
     struct dc_profile_key key = s->key;
@@ -155,7 +156,7 @@ static __always_inline void dc_profile_flush_thread(struct dc_thread* t, __u64 b
   for (int i = 0; i < DC_PROFILE_SLOTS; i++) {
     struct dc_profile_slot* s = &t->prof[i];
     __u64 epoch = s->key.epoch;
-    if (epoch < below && epoch != DC_SLOT_BUSY)
+    if (epoch < below)
       dc_profile_slot_flush(s, epoch, 0);
   }
 }
