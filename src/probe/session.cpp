@@ -123,13 +123,14 @@ result<> session::load(const session_options& options, const std::vector<std::un
   maps_.hold_new = !uprobe_targets_.empty();
   maps_.wake_mark = options.ring_bytes / 4;
   maps_.profile_interval_ns = options.profile_interval_ns;
-  object_settings settings{options.ring_bytes,
-                           maps_.wake_mark,
-                           maps_.hold_new,
-                           maps_.profile_interval_ns,
-                           maps_.profile_interval_ns ? profile_map_entries : 1,
-                           options.verbose,
-                           static_cast<uint32_t>(std::countr_zero(static_cast<uint64_t>(sysconf(_SC_PAGESIZE))))};
+  object_settings settings{
+      options.ring_bytes,
+      maps_.wake_mark,
+      maps_.hold_new,
+      maps_.profile_interval_ns,
+      maps_.profile_interval_ns ? profile_map_entries : 1,
+      options.verbose,
+      static_cast<uint32_t>(std::countr_zero(static_cast<uint64_t>(sysconf(_SC_PAGESIZE))))};
   auto object = load_object(settings, layers, all_layer_names());
   if (!object)
     return std::unexpected(object.error());
