@@ -110,7 +110,7 @@ while data:
 lines = [json.loads(l.rstrip(',')) for l in text.decode().splitlines() if l.startswith('{')]
 fh = [l['args']['value'] for l in lines if l.get('name') == 'FH' and l['args'].get('name') == path]
 n = sum(l['args']['count'] for l in lines if l.get('ph') == 'C' and l.get('name') == 'pread64'
-        and fh and l['args'].get('fhash') == fh[0])
+        and fh and l.get('fhash') == fh[0])  # a sample's fhash is beside its args
 open(result, 'w').write(str(n))
 )";
 
