@@ -28,8 +28,10 @@ struct gzip_member_span {
 
 class gzip_member_writer {
  public:
+  static constexpr int default_level = 4;
+
   // Creates (or truncates) path without following a symlink at its last component.
-  static result<gzip_member_writer> create(const std::string& path, int level = 4);
+  static result<gzip_member_writer> create(const std::string& path, int level = default_level);
   gzip_member_writer(gzip_member_writer&&) noexcept;
   gzip_member_writer& operator=(gzip_member_writer&&) noexcept;
   ~gzip_member_writer();
