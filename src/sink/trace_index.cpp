@@ -183,7 +183,10 @@ result<> write_trace_index(const std::string& trace_path, std::span<const gzip_m
   if (made < 0)
     return fail("trace index: cannot create a temporary file for '" + index_path +
                 "': " + std::strerror(errno));
-  bool closed = ::fchmod(made, 0644) == 0;
+  // The index belongs to whoever owns the trace, with its mode: the daemon (root) gives the trace
+  // to the traced user, and an index left root's would be the one file of the run they do not own.
+  bool closed =
+      ::fchmod(made, st.st_mode & 0666) == 0 && (geteuid() != 0 || ::fchown(made, st.st_uid, st.st_gid) == 0);
   closed = ::close(made) == 0 && closed;
   if (!closed) {
     ::unlink(tmp.c_str());

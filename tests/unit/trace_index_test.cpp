@@ -3,6 +3,7 @@
 // point), and inflates only the member that holds it.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -153,6 +154,30 @@ TEST(TraceIndex, APlantedLinkIsNotWrittenThroughAndNoTemporaryIsLeft)
   EXPECT_EQ(names,
             (std::vector<std::string>{"t.pfw.gz", "t.pfw.gz.zindex", "t.pfw.gz.zindex.tmp", "victim"}));
   fs::remove_all(dir);
+}
+
+// The daemon (root) gives a trace to the traced user; the index it writes beside it is theirs too.
+TEST(TraceIndex, TheIndexHasTheTracesOwnerAndMode)
+{
+  if (geteuid() != 0)
+    GTEST_SKIP() << "giving a file away needs root";
+  namespace fs = std::filesystem;
+  std::string path = fs::temp_directory_path() / ("idx-owner." + std::to_string(getpid()) + ".pfw.gz");
+  std::string index = path + ".zindex";
+  auto out = gzip_member_writer::create(path);
+  ASSERT_TRUE(out);
+  out->buffer() = "[\n";
+  ASSERT_TRUE(out->close());
+  ASSERT_EQ(chown(path.c_str(), 65534, 65533), 0);
+  ASSERT_EQ(chmod(path.c_str(), 0640), 0);
+  ASSERT_TRUE(write_trace_index(path, out->members(), index));
+  struct stat st {};
+  ASSERT_EQ(stat(index.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
+  EXPECT_EQ(st.st_gid, 65533u);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  fs::remove(path);
+  fs::remove(index);
 }
 
 }  // namespace
