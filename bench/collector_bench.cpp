@@ -54,8 +54,8 @@ int usage(const char* why)
 bool replay(const options& o, const std::vector<std::string>& batches)
 {
   using clock = std::chrono::steady_clock;
-  auto file =
-      dc::gzip_member_writer::create(o.out, o.level >= 0 ? o.level : dc::gzip_member_writer::default_level);
+  auto file = dc::gzip_member_writer::create(
+      o.out, o.level >= 0 ? o.level : dc::gzip_member_writer::default_level, o.threads);
   if (!file) {
     std::fprintf(stderr, "collector_bench: %s\n", file.error().message.c_str());
     return false;
