@@ -4,6 +4,7 @@
 #include <libdeflate.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -119,6 +120,11 @@ struct gzip_member_writer::workers {
     }
   }
 };
+
+int gzip_member_writer::default_workers()
+{
+  return std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 4, 1, 4);
+}
 
 result<gzip_member_writer> gzip_member_writer::create(const std::string& path, int level, int workers)
 {
