@@ -17,7 +17,7 @@ rounds=3
 parse_bench_args 9 ops "$@"
 require_tool_and_root
 ((quick)) && { ops=20000; rounds=1; }
-replay="$repo/build/bin/collector_bench"
+replay="$(dirname "$dc")/collector_bench"
 [[ -x "$replay" ]] || die "$replay not built (bash scripts/build.sh)"
 
 tmp="$(mktemp -d)"

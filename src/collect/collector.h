@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "collect/profile_reader.h"
 #include "collect/ring_recording.h"
 #include "core/result.h"
+#include "core/wakeable_wait.h"
 #include "sink/pfw_writer.h"
 
 struct ring_buffer;
@@ -56,7 +58,8 @@ class collector {
   ring_recorder recorder_;  // formatter side
   std::chrono::steady_clock::time_point last_take_{};
   ring_buffer* ring_ = nullptr;
-  std::vector<char> batch_;  // consumer side: [u32 size][record][pad to 8] ...
+  std::optional<wakeable_wait> wait_;  // on the ring; stop() cuts it short
+  std::vector<char> batch_;            // consumer side: [u32 size][record][pad to 8] ...
 
   std::mutex mutex_;
   std::condition_variable ready_;
