@@ -85,6 +85,8 @@ result<> trace_pipeline::finish()
 {
   auto detached = probes_.detach();
   auto drained = collector_->stop();
+  if (!collector_->recording_trouble().empty())
+    std::fprintf(stderr, "datacrumbs: %s\n", collector_->recording_trouble().c_str());
   lost_ = probes_.losses();
   ended_ = std::chrono::steady_clock::now();
   dec_.finish_trace();

@@ -17,7 +17,10 @@ constexpr size_t batch_bytes = 1 << 20;
 result<std::unique_ptr<collector>> collector::start(int ring_fd, decoder& dec, pfw_writer* writer,
                                                     std::unique_ptr<profile_reader> profile)
 {
-  std::unique_ptr<collector> c(new collector(dec, writer, std::move(profile)));
+  auto recorder = ring_recorder::from_environment();
+  if (!recorder)
+    return std::unexpected(recorder.error());
+  std::unique_ptr<collector> c(new collector(dec, writer, std::move(profile), std::move(*recorder)));
   c->ring_ = ring_buffer__new(ring_fd, &collector::on_record, c.get(), nullptr);
   if (!c->ring_)
     return fail(std::string("cannot open the event ring: ") + std::strerror(errno));
@@ -113,12 +116,8 @@ void collector::format_loop()
       if (queue_.empty())
         decoded_until = drained_ns_;
     }
-    for (size_t at = 0; at + sizeof(uint64_t) <= batch.size();) {
-      uint32_t len;
-      std::memcpy(&len, batch.data() + at, sizeof(len));
-      decoder_.decode(batch.data() + at + sizeof(uint64_t), len);
-      at += sizeof(uint64_t) + ((len + 7) & ~size_t{7});
-    }
+    recorder_.append({batch.data(), batch.size()});
+    decode_batch(decoder_, {batch.data(), batch.size()});
     if (profile_ && (done || (decoded_until && std::chrono::steady_clock::now() - last_take_ >=
                                                    std::chrono::nanoseconds(profile_->interval_ns()))))
       take_counters(decoded_until, done);

@@ -16,6 +16,7 @@
 
 #include "collect/decoder.h"
 #include "collect/profile_reader.h"
+#include "collect/ring_recording.h"
 #include "core/result.h"
 #include "core/wakeable_wait.h"
 #include "sink/pfw_writer.h"
@@ -36,10 +37,12 @@ class collector {
   // Drains every record still in the ring, then stops both threads. Returns the first error the
   // sinks met, if any.
   result<> stop();
+  // Why the ring recording (DATACRUMBS_RECORD_RING) stopped early, "" if it did not.
+  const std::string& recording_trouble() const { return recorder_.trouble(); }
 
  private:
-  collector(decoder& dec, pfw_writer* writer, std::unique_ptr<profile_reader> profile)
-      : decoder_(dec), writer_(writer), profile_(std::move(profile))
+  collector(decoder& dec, pfw_writer* writer, std::unique_ptr<profile_reader> profile, ring_recorder recorder)
+      : decoder_(dec), writer_(writer), profile_(std::move(profile)), recorder_(std::move(recorder))
   {
   }
   static int on_record(void* ctx, void* data, size_t size);
@@ -52,6 +55,7 @@ class collector {
   decoder& decoder_;
   pfw_writer* writer_;
   std::unique_ptr<profile_reader> profile_;
+  ring_recorder recorder_;  // formatter side
   std::chrono::steady_clock::time_point last_take_{};
   ring_buffer* ring_ = nullptr;
   std::optional<wakeable_wait> wait_;  // on the ring; stop() cuts it short
