@@ -134,7 +134,7 @@ TEST_F(slurm_prolog_test, ANodeWithoutBpfRunsTheJobUntracedAndSaysBpfIsWhy)
   EXPECT_EQ(
       read_file(file(job, ".off")),
       "datacrumbs: tracing is off for job " + std::to_string(job) + " on " + short_host_name() +
-          ": the daemon refused: cannot load the process-tracking BPF programs: Operation not permitted\n")
+          ": the daemon refused: cannot load the BPF programs: Operation not permitted\n")
       << read_file(err);
   EXPECT_TRUE(daemons_of(job).empty());
   EXPECT_FALSE(std::filesystem::exists(file(job, ".pid")));
