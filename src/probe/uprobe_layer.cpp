@@ -21,10 +21,9 @@
 #include "core/function_table.h"
 #include "core/user_regex.h"
 #include "explore/elf_symbols.h"
-#include "probe/skeleton_layer.h"
+#include "datacrumbs.skel.h"
 #include "probe/uprobe_links.h"
 #include "probe/uprobe_objects.h"
-#include "uprobe.skel.h"
 
 extern "C" {
 #include "events.h"
@@ -34,8 +33,7 @@ namespace dc {
 
 namespace {
 
-class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, uprobe_bpf__load,
-                                                 uprobe_bpf__destroy, user_probes> {
+class uprobe_layer final : public user_probes {
  public:
   uprobe_layer(std::vector<uprobe_target> targets, std::vector<uprobe_entry> entries)
       : targets_(std::move(targets)), scanner_(std::move(entries))
@@ -162,15 +160,16 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
     layer::detach();
   }
 
- protected:
-  result<> before_load(uprobe_bpf& skel) override
+  result<> before_load(datacrumbs_bpf& skel) override
   {
-    for (bpf_program* p : {skel.progs.dc_uprobe_enter, skel.progs.dc_uprobe_return, skel.progs.dc_usdt_hit})
+    for (bpf_program* p :
+         {skel.progs.dc_uprobe_enter, skel.progs.dc_uprobe_return, skel.progs.dc_uprobe_usdt})
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(trace_uprobe_multi));
     return {};
   }
 
-  result<> after_load(uprobe_bpf& skel) override
+ protected:
+  result<> after_load(datacrumbs_bpf& skel) override
   {
     (void)skel;  // skel() is set: the spec map is filled through it, as for later targets
     for (uint32_t i = 0; i < targets_.size(); ++i)
@@ -193,7 +192,7 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
       return settled;
     for (const auto& [binary, sites] : usdt_) {
       std::vector<uint64_t> refused;  // a USDT site is a nop: the kernel does not refuse it
-      if (int err = link_probe_set(bpf_program__fd(skel()->progs.dc_usdt_hit), binary, sites, false, tgid,
+      if (int err = link_probe_set(bpf_program__fd(skel()->progs.dc_uprobe_usdt), binary, sites, false, tgid,
                                    fds, refused))
         return fail("cannot attach the USDT probes of " + binary + " for process " + std::to_string(tgid) +
                     ": " + std::strerror(err));
@@ -287,6 +286,8 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
     dc_uprobe_spec spec{};
     spec.str_arg = info ? info->str_arg : -1;
     spec.item_size_arg = info ? info->item_size_arg : -1;
+    spec.deref_arg = info && info->deref_when != deref::none ? info->deref_arg : -1;
+    spec.deref_at_return = info && info->deref_when == deref::at_return ? 1 : 0;
     if (bpf_map_update_elem(bpf_map__fd(skel()->maps.dc_uprobe_specs), &i, &spec, BPF_ANY) != 0)
       return fail(std::string("cannot fill the uprobe spec map: ") + std::strerror(errno));
     return {};
