@@ -2,6 +2,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -97,7 +98,7 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
       return fail("layer '" + r.name + "' could not attach: " + r.why);
   }
   if (s->user_probes_) {
-    auto holder = process_holder::start(s->maps_.holds_fd, *s->user_probes_);
+    auto holder = process_holder::start(s->maps_.holds_fd, s->maps_.held_fd, *s->user_probes_);
     if (!holder)
       return std::unexpected(holder.error());
     s->holder_ = std::move(*holder);
@@ -113,6 +114,13 @@ result<> session::open_process_tracking(const session_options& options)
   maps_.wake_mark = options.ring_bytes / 4;
   process_->rodata->dc_wake_mark = maps_.wake_mark;
   process_->rodata->dc_hold_new = maps_.hold_new;
+  // The kernel continues held processes if this one dies with the gate open (it names this
+  // process by its pid in its own pid namespace, which may not be the kernel's).
+  struct stat pidns {};
+  if (maps_.hold_new && stat("/proc/self/ns/pid", &pidns) != 0)
+    return fail(std::string("cannot read this process's pid namespace: ") + std::strerror(errno));
+  process_->rodata->dc_holder_ns_dev = pidns.st_dev;
+  process_->rodata->dc_holder_ns_ino = pidns.st_ino;
   maps_.page_shift = static_cast<uint32_t>(std::countr_zero(static_cast<uint64_t>(sysconf(_SC_PAGESIZE))));
   process_->rodata->dc_page_shift = maps_.page_shift;
   maps_.profile_interval_ns = options.profile_interval_ns;
@@ -133,6 +141,7 @@ result<> session::open_process_tracking(const session_options& options)
   maps_.profile_fd = bpf_map__fd(process_->maps.dc_profile);
   maps_.holds_fd = bpf_map__fd(process_->maps.dc_holds);
   maps_.hold_gate_fd = bpf_map__fd(process_->maps.dc_hold_gate);
+  maps_.held_fd = bpf_map__fd(process_->maps.dc_held);
   if (auto gate = set_hold_gate(maps_.hold_new); !gate)
     return gate;
   bpf_program* prog;
@@ -177,7 +186,7 @@ std::string session::hold_failures() const
 
 result<> session::set_hold_gate(bool open)
 {
-  uint32_t zero = 0, value = open ? 1 : 0;
+  uint32_t zero = 0, value = open ? static_cast<uint32_t>(getpid()) : 0;
   if (bpf_map_update_elem(maps_.hold_gate_fd, &zero, &value, BPF_ANY) != 0)
     return fail(std::string("cannot ") + (open ? "open" : "close") +
                 " the gate that holds new processes: " + std::strerror(errno));
