@@ -77,6 +77,9 @@ int main(int argc, char** argv)
       ->add_option("--snapshot-dir", run.snapshot_dirs,
                    "record the paths, sizes and mtimes under DIR at start and end (repeatable)")
       ->allow_extra_args(false);
+  run_cmd->add_flag(
+      "--no-index", run.no_index,
+      "do not write the trace's line index (TRACE.zindex, the form dfanalyzer reads) at the end");
   run_cmd->add_option("command", run.command, "the command to trace, after --")->required();
   run_cmd->prefix_command(false);
 

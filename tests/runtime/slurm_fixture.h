@@ -140,7 +140,7 @@ struct slurm_cluster {
     std::error_code ec;
     for (auto it = std::filesystem::recursive_directory_iterator(traces, ec);
          !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
-      if (it->is_regular_file())
+      if (it->is_regular_file() && it->path().string().ends_with(".pfw.gz"))  // not their .zindex
         found.insert(it->path().string());
     return found;
   }
