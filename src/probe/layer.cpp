@@ -104,9 +104,9 @@ result<> reuse_shared_maps(bpf_object* obj, const shared_maps& maps)
   struct {
     const char* name;
     int fd;
-  } shared[] = {{"dc_events", maps.events_fd},      {"dc_traced", maps.traced_fd},
-                {"dc_lost", maps.lost_fd},          {"dc_threads", maps.threads_fd},
-                {"dc_profile", maps.profile_fd},    {"dc_holds", maps.holds_fd},
+  } shared[] = {{"dc_events", maps.events_fd},       {"dc_traced", maps.traced_fd},
+                {"dc_lost", maps.lost_fd},           {"dc_threads", maps.threads_fd},
+                {"dc_profile", maps.profile_fd},     {"dc_holds", maps.holds_fd},
                 {"dc_hold_gate", maps.hold_gate_fd}, {"dc_held", maps.held_fd}};
   for (const auto& m : shared) {
     bpf_map* map = bpf_object__find_map_by_name(obj, m.name);

@@ -42,7 +42,8 @@ int iterations(int ci_default)
 // A shell that forks /bin/true as fast as it can while `flag` exists; it writes its pid first.
 std::string fork_loop(const std::string& flag, const std::string& pid_file)
 {
-  return "echo $$ > " + shell_quote(pid_file) + "; while [ -e " + shell_quote(flag) + " ]; do /bin/true; done";
+  return "echo $$ > " + shell_quote(pid_file) + "; while [ -e " + shell_quote(flag) +
+         " ]; do /bin/true; done";
 }
 
 struct kill_figures {
@@ -93,7 +94,8 @@ void kill_once(pid_t holder, const std::string& pid_file, int mode, std::mt19937
   }
   if (!stopped.empty()) {
     ++fig.left_stopped;
-    ADD_FAILURE() << "mode " << mode << ": still stopped 5 s after the holder was killed: " << stopped.front();
+    ADD_FAILURE() << "mode " << mode
+                  << ": still stopped 5 s after the holder was killed: " << stopped.front();
   }
 }
 
@@ -119,8 +121,8 @@ TEST_F(runtime_test, SigkilledTracerNeverLeavesAHeldProcessStopped)
     if (tool == 0) {
       int null = ::open("/dev/null", O_WRONLY);
       dup2(null, 2);
-      execl(DATACRUMBS_BIN, DATACRUMBS_BIN, "run", "--config", config.c_str(), "-o", trace.c_str(), "--", "sh",
-            "-c", loop.c_str(), static_cast<char*>(nullptr));
+      execl(DATACRUMBS_BIN, DATACRUMBS_BIN, "run", "--config", config.c_str(), "-o", trace.c_str(), "--",
+            "sh", "-c", loop.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     kill_once(tool, pid_file, i % 3, rng, fig);
