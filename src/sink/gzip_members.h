@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include <utility>
 
 #include "core/result.h"
 
@@ -28,7 +29,9 @@ struct gzip_member_span {
 
 class gzip_member_writer {
  public:
-  // Creates (or truncates) path without following a symlink at its last component.
+  // Creates (or truncates) path without following a symlink at its last component. Refuses
+  // what is not a regular file (a device, a directory) and a file with other hard links (it
+  // would truncate a file someone linked there).
   static result<gzip_member_writer> create(const std::string& path, int level = 4);
   gzip_member_writer(gzip_member_writer&&) noexcept;
   gzip_member_writer& operator=(gzip_member_writer&&) noexcept;
@@ -41,8 +44,15 @@ class gzip_member_writer {
   const std::vector<gzip_member_span>& members() const { return spans_; }
   const std::string& path() const { return path_; }
 
-  // Compresses the buffer into one member and writes it; a no-op when nothing is buffered.
+  // Compresses the buffer into one member and writes it; a no-op when nothing is buffered. A
+  // member that cannot be written whole (a full disk, an I/O error) is cut off again, so the file
+  // stays a run of complete members; the buffer is dropped, and every later flush fails.
   result<> flush_member();
+  // The file's name was removed (its directory deleted, or it was unlinked) while it was open:
+  // what is written goes nowhere anyone can read.
+  bool removed() const;
+  // The open file's device and inode (0, 0 once closed): to tell whether a path still names it.
+  std::pair<uint64_t, uint64_t> identity() const;
   // Flushes and closes the file.
   result<> close();
 
@@ -56,6 +66,8 @@ class gzip_member_writer {
   std::string compressed_;
   size_t members_ = 0;
   std::vector<gzip_member_span> spans_;
+  uint64_t complete_bytes_ = 0;  // the file's size up to the end of its last complete member
+  bool failed_ = false;
 };
 
 }  // namespace dc

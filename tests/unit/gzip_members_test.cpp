@@ -74,6 +74,27 @@ TEST(GzipMembers, RefusesToFollowASymlink)
   std::filesystem::remove(target);
 }
 
+TEST(GzipMembers, RefusesAHardLinkedFileAndWhatIsNotARegularFile)
+{
+  std::string target = temp_path("linked");
+  std::string link = temp_path("hard.gz");
+  {
+    std::ofstream(target) << "keep me";
+  }
+  std::filesystem::remove(link);
+  std::filesystem::create_hard_link(target, link);
+  auto w = gzip_member_writer::create(link);
+  ASSERT_FALSE(w);
+  EXPECT_NE(w.error().message.find("other hard links"), std::string::npos) << w.error().message;
+  EXPECT_EQ(std::filesystem::file_size(target), 7u) << "the linked file was truncated";
+  std::filesystem::remove(link);
+  std::filesystem::remove(target);
+  auto dev = gzip_member_writer::create("/dev/null");
+  ASSERT_FALSE(dev);
+  EXPECT_NE(dev.error().message.find("'/dev/null': not a regular file"), std::string::npos)
+      << dev.error().message;
+}
+
 TEST(GzipMembers, NamesAMissingDirectory)
 {
   auto w = gzip_member_writer::create("/nonexistent-dir/x.pfw.gz");
