@@ -103,8 +103,8 @@ int dc_uprobe_return(struct pt_regs* ctx)
     return 0; /* not a call we saw begin (attached while it ran, or too deep) */
   n->depth = d - 1;
   if (dc_profiling()) {
-    dc_profile_add(task->tgid, DC_PROF_UPROBE, f->probe, NULL, now, now - f->ts, dc_uprobe_bytes(f, ctx->ax),
-                   0);
+    dc_profile_add_mine(t, task->tgid, DC_PROF_UPROBE, f->probe, NULL, now, now - f->ts,
+                        dc_uprobe_bytes(f, ctx->ax), 0);
     return 0;
   }
   /* The system calls it made go first: a call's children reach user space before it. */
@@ -137,7 +137,7 @@ int dc_uprobe_return(struct pt_regs* ctx)
 /* A USDT probe site (a marker the program compiled in, e.g. PostgreSQL's transaction__start):
  * an instant event, placed in its thread's call tree like a call that returns at once. */
 SEC("uprobe")
-int dc_usdt_hit(struct pt_regs* ctx)
+int dc_uprobe_usdt(struct pt_regs* ctx)
 {
   __u64 now = bpf_ktime_get_ns();
   struct task_struct* task = bpf_get_current_task_btf();
@@ -146,7 +146,7 @@ int dc_usdt_hit(struct pt_regs* ctx)
     return 0;
   __u32 probe = bpf_get_attach_cookie(ctx);
   if (dc_profiling()) {
-    dc_profile_add(task->tgid, DC_PROF_UPROBE, probe, NULL, now, 0, 0, 0);
+    dc_profile_add_mine(t, task->tgid, DC_PROF_UPROBE, probe, NULL, now, 0, 0, 0);
     return 0;
   }
   struct dc_uprobe_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);

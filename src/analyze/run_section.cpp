@@ -63,10 +63,8 @@ void run_section::add(const record& r)
   if (r.hhash)
     hosts.insert(r.hhash);
   process_key key{r.hhash, r.pid};
-  auto hit = index.map.find(key);
-  if (hit == index.map.end())
-    hit = index.map.emplace(key, &processes[key]).first;
-  process_facts& p = *hit->second;
+  process_facts* const* hit = index.find(key);
+  process_facts& p = hit ? **hit : *index.add(key, &processes[key]);
   switch (r.ph) {
     case phase::metadata:
       ++metadata;

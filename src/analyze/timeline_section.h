@@ -35,8 +35,18 @@ struct timeline_section {
   // (host hash, pid, layer) -> bytes per bin (ops unused)
   std::map<std::tuple<uint64_t, uint64_t, std::string>, bin_series, std::less<>> processes;
 
-  lookup_index<std::string_view, bin_series*, key_hash> layer_index;
-  lookup_index<std::tuple<uint64_t, uint64_t, std::string_view>, bin_series*, key_hash> process_index;
+  // A series and the cell of the bin it was last added to (lines come in time order, so most
+  // land in the same bin); the cell is forgotten when the bins are coarsened.
+  struct series_ref {
+    bin_series* series = nullptr;
+    int64_t bin = INT64_MIN;
+    timeline_cell* cell = nullptr;
+    timeline_cell& at(int64_t k);
+  };
+  lookup_index<std::string_view, series_ref, key_hash> layer_index;
+  lookup_index<std::tuple<uint64_t, uint64_t, std::string_view>, series_ref, key_hash> process_index;
+  series_ref& layer_ref(std::string_view layer);
+  series_ref& process_ref(uint64_t hhash, uint64_t pid, std::string_view layer);
 
   void add(const record& r);
   void merge(const timeline_section& other);
@@ -50,7 +60,7 @@ struct timeline_section {
   void coarsen_to(uint32_t new_level);
 };
 
-// The smallest level at which [min_us, max_us] spans at most max_bins bins.
-uint32_t level_for(int64_t min_us, int64_t max_us);
+// The smallest level, from `from` up, at which [min_us, max_us] spans at most max_bins bins.
+uint32_t level_for(int64_t min_us, int64_t max_us, uint32_t from = 0);
 
 }  // namespace dc::analyze

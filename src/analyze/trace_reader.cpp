@@ -30,6 +30,8 @@ bool is_trace_name(const std::string& name)
   return name.ends_with(".pfw") || name.ends_with(".pfw.gz");
 }
 
+// Workers that inflate and parse chunks; with none, a chunk is worked on where it is submitted
+// (one thread reads, parses and applies, with the chunk still in its cache).
 class worker_pool {
  public:
   explicit worker_pool(unsigned n)
@@ -46,6 +48,10 @@ class worker_pool {
   }
   void submit(std::function<void()> task)
   {
+    if (threads_.empty()) {
+      task();
+      return;
+    }
     {
       std::lock_guard lock(mu_);
       tasks_.push_back(std::move(task));
@@ -208,7 +214,10 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
   // page faults) per chunk.
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
-  const size_t max_in_flight = 2 * threads + 2;
+  // --threads 1: no workers, each chunk is applied as soon as it is parsed; more: the workers
+  // parse ahead while this thread applies in line order.
+  unsigned workers = threads > 1 ? threads : 0;
+  const size_t max_in_flight = workers ? 2 * workers + 2 : 1;
   uint64_t total = 0, done = 0;
   for (const std::string& f : files) {
     std::error_code ec;
@@ -216,7 +225,7 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
     total += ec ? 0 : n;
   }
   progress_bar bar(options.progress, total);
-  worker_pool pool(threads);
+  worker_pool pool(workers);
   std::deque<std::unique_ptr<open_file>> open;  // files with pieces in flight, in order
   std::deque<in_flight> queue;
   size_t next_file = 0;

@@ -75,7 +75,9 @@ result<std::unique_ptr<trace_pipeline>> trace_pipeline::start(session& probes, g
     return std::unexpected(first.error());
   std::unique_ptr<profile_reader> profile;
   if (probes.profile_fd() >= 0)
-    profile = std::make_unique<profile_reader>(probes.profile_fd(), probes.profile_interval_ns());
+    profile =
+        std::make_unique<profile_reader>(probes.profile_fd(), probes.profile_interval_ns(),
+                                         [&probes](uint64_t below) { return probes.flush_profile(below); });
   auto running = collector::start(probes.ring_fd(), p->dec_, &p->writer_, std::move(profile));
   if (!running)
     return std::unexpected(running.error());

@@ -10,12 +10,14 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "collect/decoder.h"
 #include "collect/profile_reader.h"
 #include "core/result.h"
+#include "core/wakeable_wait.h"
 #include "sink/pfw_writer.h"
 
 struct ring_buffer;
@@ -52,7 +54,8 @@ class collector {
   std::unique_ptr<profile_reader> profile_;
   std::chrono::steady_clock::time_point last_take_{};
   ring_buffer* ring_ = nullptr;
-  std::vector<char> batch_;  // consumer side: [u32 size][record][pad to 8] ...
+  std::optional<wakeable_wait> wait_;  // on the ring; stop() cuts it short
+  std::vector<char> batch_;            // consumer side: [u32 size][record][pad to 8] ...
 
   std::mutex mutex_;
   std::condition_variable ready_;
