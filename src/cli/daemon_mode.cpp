@@ -144,16 +144,14 @@ result<int> run_daemon(const daemon_options& options)
     std::fprintf(stderr, "datacrumbs: %s\n", failures.c_str());
   for (const auto& f : (*probes)->refused_functions())
     std::fprintf(stderr, "datacrumbs: the kernel cannot probe %s: skipped\n", f.c_str());
+  run_facts facts = (*pipeline)->facts({"datacrumbs", options.probe_file, run_id}, 0, trace_path,
+                                       probes_file->profile_interval_ms);
+  if (const auto& trace = (*pipeline)->trace_status(); !trace) {
+    std::fprintf(stderr, "%s", (*pipeline)->summary_text(facts).c_str());
+    return std::unexpected(trace.error());
+  }
   if (!finished)
     return std::unexpected(finished.error());
-  run_facts facts{{"datacrumbs", options.probe_file, run_id},
-                  0,
-                  (*pipeline)->events_written(),
-                  (*pipeline)->counters_written(),
-                  (*pipeline)->lost(),
-                  trace_path,
-                  probes_file->profile_interval_ms,
-                  (*pipeline)->elapsed_s()};
   std::fprintf(stderr, "%s", (*pipeline)->summary_text(facts).c_str());
   return 0;
 }
