@@ -113,8 +113,13 @@ struct dc_nesting {
   dc_u64 id;
   dc_s64 parent;
   dc_u32 level;
-  dc_u32 reserved;
+  dc_u32 flags; /* DC_NEST_* */
 };
+
+/* dc_nesting.flags: the parent (a user-space call) had returned, so its record went to the ring
+ * before this one (a fault is sent when the thread's next fault begins). User space writes a
+ * parent before its children, and holds a child only while its parent is still to come. */
+#define DC_NEST_PARENT_SENT 1u
 
 /* Where the file of a syscall comes from (dc_syscall_spec.fd_a / fd_b). */
 #define DC_ARG_NONE (-1)
@@ -243,6 +248,7 @@ struct dc_net_event {
   dc_u32 old_state;
   dc_u32 new_state;
   dc_u32 reason;
+  struct dc_nesting nest; /* under the system call it happened in (process context), else none */
 };
 
 /* A fault's operation, as profile mode counts it: the kernel's major/minor accounting of it. */
@@ -322,9 +328,11 @@ union dc_staged_record {
 
 /* What a probed function's entry captures besides its registers. */
 struct dc_uprobe_spec {
-  dc_s8 str_arg;       /* argument read as a user string (a file or dataset name), or -1 */
-  dc_s8 item_size_arg; /* fread/fwrite: bytes = ret * this argument (profile mode), or -1 */
-  dc_u8 reserved[6];
+  dc_s8 str_arg;         /* argument read as a user string (a file or dataset name), or -1 */
+  dc_s8 item_size_arg;   /* fread/fwrite: bytes = ret * this argument (profile mode), or -1 */
+  dc_s8 deref_arg;       /* argument that points at the 8 bytes wanted in its place, or -1 */
+  dc_u8 deref_at_return; /* 1: read them at return (an out parameter), 0: at entry */
+  dc_u8 reserved[4];
 };
 
 /* One returned call of a probed user-space function. hdr.ts_ns is its entry. */

@@ -23,6 +23,18 @@ struct {
   __type(value, struct dc_fault_state);
 } dc_faults SEC(".maps");
 
+/* Whether the probed call `nest` sits under (its parent, at depth level - 1) is still open. */
+static __always_inline int dc_frame_open(struct task_struct* task, const struct dc_nesting* nest)
+{
+  struct dc_thread* t = bpf_task_storage_get(&dc_threads, task, 0, 0);
+  if (!t)
+    return 0;
+  __u32 at = nest->level - 2;
+  if (t->nest.depth < nest->level - 1 || at >= DC_NEST_MAX)
+    return 0;
+  return t->nest.frames[at & (DC_NEST_MAX - 1)].id == (__u64)nest->parent;
+}
+
 /* Sends the open fault of `task`, if it touched a file. */
 static __always_inline void dc_fault_close(struct task_struct* task, struct dc_fault_state* st)
 {
@@ -33,6 +45,10 @@ static __always_inline void dc_fault_close(struct task_struct* task, struct dc_f
     return; /* anonymous memory: not I/O */
   st->ev.major = task->maj_flt - st->maj_at_start;
   st->ev.minor = task->min_flt - st->min_at_start;
+  /* Sent when the next fault begins: the probed call it happened in may have returned (and
+   * gone to the ring) since. */
+  if (!(st->ev.flags & DC_FAULT_KERNEL) && st->ev.nest.level >= 2 && !dc_frame_open(task, &st->ev.nest))
+    st->ev.nest.flags |= DC_NEST_PARENT_SENT;
   if (dc_profiling()) {
     dc_profile_add(st->ev.hdr.tgid, DC_PROF_FAULT, st->ev.major ? DC_FAULT_MAJOR : DC_FAULT_MINOR,
                    &st->ev.file, st->ev.hdr.ts_ns, 0, 0, 0);
@@ -52,7 +68,7 @@ static __always_inline void dc_fault_nest(struct task_struct* task, __u64 user_s
     return;
   }
   struct dc_thread* t = bpf_task_storage_get(&dc_threads, task, 0, 0);
-  out->reserved = 0;
+  out->flags = 0;
   if (!t) {
     out->id = 0;
     out->parent = -1;

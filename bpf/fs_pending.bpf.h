@@ -52,7 +52,7 @@ static __always_inline struct dc_fs_event* dc_fs_pending_begin(__u32 op, struct 
   ev->nest.parent = t->id;
   ev->nest.level = t->level + 1;
   ev->nest.id = dc_next_id(&t->nest, task->pid);
-  ev->nest.reserved = 0;
+  ev->nest.flags = 0;
   return ev;
 }
 

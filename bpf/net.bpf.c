@@ -96,6 +96,16 @@ static __always_inline void dc_net_emit(const struct sock* sk, int current_owns,
   ev->old_state = old_state;
   ev->new_state = new_state;
   ev->reason = reason;
+  /* In process context the event happens inside the owner's system call (send, recv, connect,
+   * listen, close); softirq work sits under nothing of its owner's. */
+  if (current_owns) {
+    dc_nest_under_syscall(bpf_get_current_task_btf(), &ev->nest);
+  } else {
+    ev->nest.id = 0;
+    ev->nest.parent = -1;
+    ev->nest.level = 0;
+    ev->nest.flags = 0;
+  }
   bpf_ringbuf_submit(ev, dc_submit_flags());
 }
 

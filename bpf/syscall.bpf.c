@@ -12,25 +12,6 @@ struct {
 
 #define DC_STAGE_MAX_AGE_NS (200 * 1000 * 1000ULL)
 
-static __always_inline void dc_stage_flush(struct dc_thread* e)
-{
-  __u32 n = e->staged;
-  if (n == 0 || n > DC_STAGE_EVENTS)
-    return;
-  e->run.kind = DC_REC_STAGED;
-  e->run.tgid = 0; /* each staged record names its own thread */
-  e->run.tid = 0;
-  e->run.reserved = 0;
-  e->run.ts_ns = 0;
-  if (bpf_ringbuf_output(&dc_events, &e->run, sizeof(e->run) + n * sizeof(e->stage[0]), dc_submit_flags()))
-    dc_count_loss_n(DC_LOSS_RING_FULL, n);
-  e->staged = 0;
-}
-
-_Static_assert(__builtin_offsetof(struct dc_thread, stage) ==
-                   __builtin_offsetof(struct dc_thread, run) + sizeof(struct dc_record_header),
-               "the stage must follow its run header: they go to the ring as one record");
-
 static __always_inline __u64 dc_arg(const __u64* args, int i)
 {
   switch (i) {

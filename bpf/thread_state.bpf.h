@@ -61,6 +61,29 @@ struct {
   __type(value, struct dc_thread);
 } dc_threads SEC(".maps");
 
+/* Sends the thread's staged records as one ring record. The syscall layer calls it when the
+ * stage is full or old, before a path record, and at the thread's exit; the uprobe layer before
+ * a probed function's own record, so the system calls it made reach user space before it, as
+ * every other child does (user space writes parents first: sink/thread_order.h). */
+static __always_inline void dc_stage_flush(struct dc_thread* e)
+{
+  __u32 n = e->staged;
+  if (n == 0 || n > DC_STAGE_EVENTS)
+    return;
+  e->run.kind = DC_REC_STAGED;
+  e->run.tgid = 0; /* each staged record names its own thread */
+  e->run.tid = 0;
+  e->run.reserved = 0;
+  e->run.ts_ns = 0;
+  if (bpf_ringbuf_output(&dc_events, &e->run, sizeof(e->run) + n * sizeof(e->stage[0]), dc_submit_flags()))
+    dc_count_loss_n(DC_LOSS_RING_FULL, n);
+  e->staged = 0;
+}
+
+_Static_assert(__builtin_offsetof(struct dc_thread, stage) ==
+                   __builtin_offsetof(struct dc_thread, run) + sizeof(struct dc_record_header),
+               "the stage must follow its run header: they go to the ring as one record");
+
 /* The thread's state, created for a thread of a traced process; NULL for any other. A thread
  * with state belongs to a traced process (state is created for no other), so the traced-set
  * lookup is paid once per thread, not once per call. */
@@ -126,7 +149,7 @@ static __always_inline __u64 dc_next_id(struct dc_nest* n, __u32 tid)
 static __always_inline void dc_nest_under_syscall(struct task_struct* task, struct dc_nesting* out)
 {
   struct dc_thread* t = bpf_task_storage_get(&dc_threads, task, 0, 0);
-  out->reserved = 0;
+  out->flags = 0;
   if (!t || !t->active) {
     out->id = 0;
     out->parent = -1;

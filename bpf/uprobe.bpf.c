@@ -12,6 +12,15 @@ struct {
   __type(value, struct dc_uprobe_spec);
 } dc_uprobe_specs SEC(".maps");
 
+/* Replaces a pointer argument by the 8 bytes it points at (0 when they cannot be read). */
+static __always_inline void dc_uprobe_deref(__u64* arg)
+{
+  __u64 value = 0;
+  if (bpf_probe_read_user(&value, sizeof(value), (const void*)*arg) != 0)
+    value = 0;
+  *arg = value;
+}
+
 SEC("uprobe")
 int dc_uprobe_enter(struct pt_regs* ctx)
 {
@@ -50,6 +59,8 @@ int dc_uprobe_enter(struct pt_regs* ctx)
   struct dc_uprobe_spec* spec = bpf_map_lookup_elem(&dc_uprobe_specs, &probe);
   if (spec && spec->str_arg >= 0 && spec->str_arg < 6 && !dc_profiling())
     bpf_probe_read_user_str(f->str, sizeof(f->str), (const void*)f->args[spec->str_arg & 7]);
+  if (spec && spec->deref_arg >= 0 && spec->deref_arg < 6 && !spec->deref_at_return && !dc_profiling())
+    dc_uprobe_deref(&f->args[spec->deref_arg & 7]);
   n->depth = d + 1;
   f->ts = bpf_ktime_get_ns();
   return 0;
@@ -96,6 +107,8 @@ int dc_uprobe_return(struct pt_regs* ctx)
                    0);
     return 0;
   }
+  /* The system calls it made go first: a call's children reach user space before it. */
+  dc_stage_flush(t);
   struct dc_uprobe_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
   if (!ev) {
     dc_count_loss(DC_LOSS_RING_FULL);
@@ -106,6 +119,13 @@ int dc_uprobe_return(struct pt_regs* ctx)
   ev->id = f->id;
   ev->parent = f->parent;
   __builtin_memcpy(ev->args, f->args, sizeof(ev->args));
+  __u32 probe = f->probe;
+  struct dc_uprobe_spec* spec = bpf_map_lookup_elem(&dc_uprobe_specs, &probe);
+  if (spec && spec->deref_arg >= 0 && spec->deref_arg < 6 && spec->deref_at_return) {
+    __u32 k = (__u32)spec->deref_arg;
+    if (k < 6)
+      dc_uprobe_deref(&ev->args[k]);
+  }
   ev->ret = ctx->ax;
   ev->probe = f->probe;
   ev->level = f->level;

@@ -4,19 +4,33 @@
 # the packages it needs. (Flux is not packaged for Debian 12.)
 #
 # usage: scripts/build-flux.sh [TARBALL]
-#   TARBALL: default ../shared/vendor/flux-core-0.88.0.tar.gz (next to the repository)
+#   TARBALL: default flux-core-0.88.0.tar.gz in the first vendor directory that has it:
+#            ../shared/vendor (next to the repository), $DATACRUMBS_VENDOR_DIR,
+#            /work/shared/vendor (where this project's machines keep it)
 #   cache:   $DATACRUMBS_FLUX_CACHE, else /var/cache/datacrumbs/flux-core-0.88.0
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-tarball=${1:-$here/../shared/vendor/flux-core-0.88.0.tar.gz}
-[ -f "$tarball" ] || tarball=/work/shared/vendor/flux-core-0.88.0.tar.gz
+name=flux-core-0.88.0.tar.gz
+tarball=${1:-}
+if [ -z "$tarball" ]; then
+  for vendor in "$here/../shared/vendor" ${DATACRUMBS_VENDOR_DIR:+"$DATACRUMBS_VENDOR_DIR"} /work/shared/vendor; do
+    if [ -f "$vendor/$name" ]; then
+      tarball=$vendor/$name
+      break
+    fi
+  done
+fi
 cache=${DATACRUMBS_FLUX_CACHE:-/var/cache/datacrumbs/flux-core-0.88.0}
 prefix=$cache/install
 if [ -x "$prefix/bin/flux" ] && [ -f "$cache/.built" ]; then
   echo "$prefix"
   exit 0
 fi
-[ -f "$tarball" ] || { echo "build-flux: no flux-core tarball at $tarball" >&2; exit 1; }
+if [ -z "$tarball" ] || [ ! -f "$tarball" ]; then
+  echo "build-flux: no ${tarball:-$name} (looked in $here/../shared/vendor," \
+    "\$DATACRUMBS_VENDOR_DIR${DATACRUMBS_VENDOR_DIR:+ ($DATACRUMBS_VENDOR_DIR)} and /work/shared/vendor)" >&2
+  exit 1
+fi
 mkdir -p "$cache"
 # One build at a time per machine.
 exec 9>"$cache/.lock"

@@ -27,10 +27,16 @@ packages=(
   python3-yaml python3-ply python3-setuptools
   # runtime ground truth and peers used by tests and benchmarks
   strace bpftrace util-linux procps coreutils gzip e2fsprogs xfsprogs postgresql
+  # script(1): the analyze progress bar test gives analyze a terminal
+  bsdutils
   # the HTML report: npm installs its pinned charting libraries, the browser test opens it
   nodejs chromium
   # many traces on a Dask cluster (python/datacrumbs_dask; Debian's /usr/bin/python3)
   python3-dask python3-distributed
+  # LLNL's dfanalyzer, which a viewer test loads traces with (tests/viewers)
+  python3-pandas python3-numpy python3-rich python3-intervals python3-matplotlib python3-seaborn
+  # the trace's line index (SQLite, in zindex's form)
+  libsqlite3-dev
 )
 # Debian's npm, unless the installed nodejs brings its own (NodeSource's does).
 command -v npm >/dev/null || packages+=(npm)
@@ -51,11 +57,14 @@ if ((${#missing[@]})); then
   apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# The HTML report's charting libraries, at the versions pinned in package-lock.json, into the
-# git-ignored node_modules the build embeds them from; skipped while that install is current.
-report_dir="$(cd "$(dirname "$0")/../src/analyze/report" && pwd)"
-if [[ ! -f "$report_dir/node_modules/.package-lock.json" ||
-      "$report_dir/package-lock.json" -nt "$report_dir/node_modules/.package-lock.json" ]]; then
-  echo "install-deps: npm ci in $report_dir" >&2
-  (cd "$report_dir" && npm ci --no-fund --no-audit --loglevel=error >/dev/null)
-fi
+# Node packages at the versions pinned in each package-lock.json, into git-ignored node_modules:
+# the HTML report's charting libraries (the build embeds them) and the Chrome trace model a
+# viewer test loads traces with; skipped while an install is current.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+for dir in "$root/src/analyze/report" "$root/tests/viewers"; do
+  if [[ ! -f "$dir/node_modules/.package-lock.json" ||
+        "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]]; then
+    echo "install-deps: npm ci in $dir" >&2
+    (cd "$dir" && npm ci --no-fund --no-audit --loglevel=error >/dev/null)
+  fi
+done

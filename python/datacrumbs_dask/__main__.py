@@ -7,7 +7,7 @@ import os
 import shutil
 import sys
 
-from .inputs import expand_paths, split_balanced
+from .inputs import expand_paths, split_indices
 from .run import analyze_on_cluster
 
 
@@ -100,6 +100,9 @@ def _parser():
     p.add_argument("--html", metavar="FILE", type=_output_file, help="the report as one HTML page")
     p.add_argument("--bin-ms", type=_whole_number(1, 1 << 40), metavar="N",
                    help="time-series bin width in milliseconds")
+    p.add_argument("--clock-skew-us", type=_whole_number(0, 1 << 40), metavar="N",
+                   help="move a host's timestamps onto NTP time when its recorded clock offset "
+                        "exceeds N us (default: analyze's, 1000); applied by each worker")
     p.add_argument("--datacrumbs", metavar="BIN", type=_executable,
                    help="the datacrumbs binary, at the same path on every worker "
                         "(default: $DATACRUMBS_BIN, else datacrumbs on PATH)")
@@ -156,11 +159,16 @@ def main(argv=None):
                                dashboard_address=None, silence_logs=logging.ERROR)
         client = Client(cluster)
     threads = args.threads or max(1, cores // workers)
-    subsets = split_balanced(files, args.parts or 2 * workers)
-    print(f"datacrumbs-dask: {len(files)} inputs in {len(subsets)} parts on {workers} workers "
+    parts = split_indices(files, args.parts or 2 * workers)
+    print(f"datacrumbs-dask: {len(files)} inputs in {len(parts)} parts on {workers} workers "
           f"({args.scheduler or 'LocalCluster'})", file=sys.stderr)
+    csv_dir = os.path.abspath(args.csv) if args.csv else None
+    if csv_dir:
+        os.makedirs(csv_dir, exist_ok=True)
     try:
-        return analyze_on_cluster(client, binary, subsets, threads, _merge_args(args), os.getcwd())
+        partial_args = [] if args.clock_skew_us is None else ["--clock-skew-us", str(args.clock_skew_us)]
+        return analyze_on_cluster(client, binary, files, parts, threads, _merge_args(args), os.getcwd(),
+                                  csv_dir, partial_args=partial_args)
     finally:
         client.close()
         if cluster is not None:

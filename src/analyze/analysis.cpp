@@ -15,6 +15,7 @@ void analysis::merge(const analysis& o)
   timeline.merge(o.timeline);
   counters.merge(o.counters);
   snapshots.merge(o.snapshots);
+  clock.merge(o.clock);
 }
 
 nlohmann::json analysis::partial() const
@@ -26,7 +27,8 @@ nlohmann::json analysis::partial() const
           {"layers", layers.partial()},
           {"timeline", timeline.partial()},
           {"counters", counters.partial()},
-          {"snapshots", snapshots.partial()}};
+          {"snapshots", snapshots.partial()},
+          {"clock", clock.partial()}};
 }
 
 namespace {
@@ -72,7 +74,8 @@ dc::result<analysis> analysis::from_partial(const nlohmann::json& j)
                  section("layers", a.layers, layers_section::from_partial),
                  section("timeline", a.timeline, timeline_section::from_partial),
                  section("counters", a.counters, counter_sections::from_partial),
-                 section("snapshots", a.snapshots, snapshots::from_partial)})
+                 section("snapshots", a.snapshots, snapshots::from_partial),
+                 section("clock", a.clock, clock_section::from_partial)})
     if (!r)
       return std::unexpected(r.error());
   return a;
@@ -89,14 +92,24 @@ nlohmann::json analysis::report(uint64_t bin_ms) const
                       {"layers", layer_json["layers"]},
                       {"layer_time", layer_json["layer_time"]},
                       {"files", nlohmann::json::array()},
+                      {"files_unattributed", nlohmann::json::object()},
                       {"amplification", nlohmann::json::object()},
                       {"page_cache", nlohmann::json::object()},
                       {"network", nlohmann::json::object()},
                       {"diagnostics", nlohmann::json::array()},
                       {"snapshots", snapshots.report(n)},
                       {"timeseries", time_json["timeseries"]},
-                      {"heatmap", time_json["heatmap"]}};
-  j.update(counters.report(n));
+                      {"heatmap", time_json["heatmap"]},
+                      {"clock", clock.report(n, run.hosts)}};
+  j.update(counters.report(n, run));
+  // Each process's I/O cost split (the HTML's per-process bars): its POSIX files' Darshan times.
+  std::map<std::pair<std::string, uint64_t>, nlohmann::json> cost;
+  for (auto& [key, c] : counters.files.io_cost_us(n))
+    cost[{host_name(key.first, n), key.second}] = std::move(c);
+  for (auto& p : j["run"]["processes"]) {
+    auto it = cost.find({p["host"].get<std::string>(), p["pid"].get<uint64_t>()});
+    p["io_cost_us"] = it != cost.end() ? it->second : nlohmann::json{{"read", 0}, {"write", 0}, {"meta", 0}};
+  }
   j["diagnostics"] = diagnose(j);
   return j;
 }

@@ -1,10 +1,12 @@
 // Every section of the analysis, fed record by record. Adding a section: one member here and
-// one line in add, end_file, merge, partial, from_partial and report (analysis.cpp).
+// one line in add, end_file, merge, partial, from_partial and report (analysis.cpp). Sections see
+// records as clock_section placed them (timestamps on NTP time where a host's clock was off).
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "analyze/clock_section.h"
 #include "analyze/counter_sections.h"
 #include "analyze/inputs_section.h"
 #include "analyze/layers_section.h"
@@ -28,23 +30,36 @@ struct analysis {
   timeline_section timeline;
   counter_sections counters;  // files, amplification, page_cache, network (diagnostics: in report)
   analyze::snapshots snapshots;
+  clock_section clock;  // first: it places each record on the common timeline
 
-  void add(const record& r)
+  // Hands r, moved onto the common timeline, to every section; returns the record as placed
+  // (valid until the next add) for per-event outputs.
+  const record& add(const record& r)
   {
-    names.add(r);
-    run.add(r);
-    layers.add(r);
-    timeline.add(r);
-    counters.add(r);
-    snapshots.add(r);
+    const record& p = clock.place(r, placed_);
+    names.add(p);
+    run.add(p);
+    layers.add(p);
+    timeline.add(p);
+    counters.add(p);
+    snapshots.add(p);
+    return p;
   }
-  void end_file() { layers.end_file(); }
+  void end_file()
+  {
+    layers.end_file();
+    counters.end_file();
+    clock.end_file();
+  }
 
   void merge(const analysis& other);
   nlohmann::json partial() const;
   static dc::result<analysis> from_partial(const nlohmann::json& j);
   // The report JSON (docs/analyze.md); bin_ms 0: chosen from the run length.
   nlohmann::json report(uint64_t bin_ms) const;
+
+ private:
+  record placed_;
 };
 
 // The text report printed on stdout, rendered from the report JSON.

@@ -108,6 +108,10 @@ std::string_view table_name(size_t i)
 event_tables tables_of(const record& r)
 {
   event_tables t;
+  if (r.cat == "PAGECACHE" && r.name == "page_cache" && (r.ph == phase::metadata || r.ph == phase::counter)) {
+    t.in[cache] = true;  // run totals: a metadata line (a counter sample in older traces)
+    return t;
+  }
   if (r.ph == phase::metadata || r.ph == phase::other || r.cat == "dftracer")
     return t;
   if (r.ph == phase::counter) {

@@ -43,8 +43,26 @@ void layers_section::add(const record& r)
   o.latency.add(static_cast<uint64_t>(r.dur_us));
   if (r.level >= 1 && r.p_idx < 0)
     l.top_level_us += t;
-  if (r.p_idx >= 0)
-    waiting[{r.pid, r.p_idx}] += t;
+  std::vector<span_ref>* levels = nullptr;
+  if (r.level >= 1 && r.id >= 0) {
+    std::pair<uint64_t, int64_t> thread{r.pid, static_cast<int64_t>(r.tid)};
+    if (!last_levels || thread != last_thread) {
+      last_levels = &last_at_level[thread];
+      last_thread = thread;
+    }
+    levels = last_levels;
+    if (levels->size() <= static_cast<size_t>(r.level))
+      levels->resize(static_cast<size_t>(r.level) + 1);
+  }
+  if (r.p_idx >= 0) {
+    span_ref* parent = levels && r.level >= 2 ? &(*levels)[static_cast<size_t>(r.level) - 1] : nullptr;
+    if (parent && parent->id == r.p_idx)
+      parent->layer->nested_us += t;  // its parent came first
+    else
+      waiting[{r.pid, r.p_idx}] += t;
+  }
+  if (levels)
+    (*levels)[static_cast<size_t>(r.level)] = {r.id, &l};
   if (r.id >= 0 && !waiting.empty())
     if (auto w = waiting.find({r.pid, r.id}); w != waiting.end()) {
       l.nested_us += w->second;
@@ -56,6 +74,8 @@ void layers_section::end_file()
 {
   for (const auto& [key, t] : waiting) orphan_us += t;
   waiting.clear();
+  last_at_level.clear();
+  last_levels = nullptr;
 }
 
 void layers_section::merge(const layers_section& o)

@@ -45,7 +45,8 @@ struct layers_section {
   // {"layers": [...], "layer_time": [...]}; rates over wall_s (null when 0).
   nlohmann::json report(const name_map& names, double wall_s) const;
 
-  // (pid, parent id) -> time of its children seen so far (children are written before parents).
+  // (pid, parent id) -> time of its children seen so far, for children written before their
+  // parent (as the kernel sends them, and DFTracer writes them).
   struct pid_id_hash {
     size_t operator()(const std::pair<uint64_t, int64_t>& k) const
     {
@@ -53,6 +54,16 @@ struct layers_section {
     }
   };
   std::unordered_map<std::pair<uint64_t, int64_t>, uint64_t, pid_id_hash> waiting;
+  // For children written after their parent (DataCrumbs writes a parent first where viewers
+  // need it: sink/thread_order.h): per (pid, tid), the last span at each level, by its id. A
+  // parent's children follow it before the next span at its level.
+  struct span_ref {
+    int64_t id = -1;
+    layer_times* layer = nullptr;
+  };
+  std::unordered_map<std::pair<uint64_t, int64_t>, std::vector<span_ref>, pid_id_hash> last_at_level;
+  std::pair<uint64_t, int64_t> last_thread{0, -1};  // the thread last looked up, and its levels
+  std::vector<span_ref>* last_levels = nullptr;
   lookup_index<std::pair<std::string_view, std::string_view>, std::pair<op_totals*, layer_times*>, key_hash>
       index;
 };

@@ -118,9 +118,14 @@ struct line_fields {
   std::string_view ph;
   int64_t ph_number = -1;
   bool has_ts = false;
+  // DataCrumbs draws device and softirq work on lanes (reserved tids, README "The trace file"):
+  // such a span names the thread it was done for and the call that asked for it, and a lane's
+  // thread_name line is not a thread of the process.
+  int64_t submit_tid = -1;
+  bool lane_name = false;
 };
 
-void parse_args(simdjson::dom::object args, parsed_chunk& chunk, record& r)
+void parse_args(simdjson::dom::object args, parsed_chunk& chunk, record& r, line_fields& f)
 {
   for (auto [raw_key, v] : args) {
     int64_t n = 0;
@@ -138,7 +143,13 @@ void parse_args(simdjson::dom::object args, parsed_chunk& chunk, record& r)
       r.level = static_cast<int32_t>(n);
     } else if (raw_key == "p_idx" && kind == num_kind::number) {
       r.p_idx = n;
+    } else if (raw_key == "submit_id" && kind == num_kind::number) {
+      r.p_idx = n;
+    } else if (raw_key == "submit_tid" && kind == num_kind::number) {
+      f.submit_tid = n;
     } else {
+      if (raw_key == "lane" && kind == num_kind::text)
+        f.lane_name = true;
       std::string_view key = chunk.arena.keep(raw_key);
       if (kind == num_kind::number)
         chunk.args.push_back({key, n});
@@ -194,7 +205,7 @@ line_parser::outcome line_parser::parse(parsed_chunk& chunk, size_t at, size_t l
     if (key == "args") {
       simdjson::dom::object args;
       if (!v.get_object().get(args))
-        parse_args(args, chunk, r);
+        parse_args(args, chunk, r, f);
       continue;
     }
     int64_t n = 0;
@@ -221,7 +232,15 @@ line_parser::outcome line_parser::parse(parsed_chunk& chunk, size_t at, size_t l
       r.dur_us = n;
     else if (key == "id" && num)
       r.id = n;
+    else if ((key == "fhash" || key == "hhash") && kind != num_kind::none) {
+      // A counter sample carries its file and host beside args (numeric args are drawn).
+      uint64_t h;
+      if (hash_of(kind, n, text, h))
+        (key == "fhash" ? r.fhash : r.hhash) = h;
+    }
   }
+  if (f.submit_tid >= 0)
+    r.tid = static_cast<uint64_t>(f.submit_tid);
   if (f.ph == "X" || f.ph_number == 1)
     r.ph = phase::complete;
   else if (f.ph == "C" || f.ph_number == 2)
@@ -231,11 +250,15 @@ line_parser::outcome line_parser::parse(parsed_chunk& chunk, size_t at, size_t l
   else if (f.ph == "i" || f.ph == "I")
     r.ph = phase::instant;
   else if (f.ph.empty() && f.ph_number < 0)
-    return fail(skip_reason::not_an_event, "no \"ph\" (skipped)");
+    return fail(skip_reason::not_an_event, "not an event object: no \"ph\" (skipped)");
   else
     return fail(
         skip_reason::unknown_ph,
         "unknown ph \"" + (f.ph.empty() ? std::to_string(f.ph_number) : std::string(f.ph)) + "\" (skipped)");
+  if (r.ph == phase::counter)
+    r.dur_us = 0;  // a counter sample's dur is its calls' summed time (args.time_us), not a span
+  if (r.ph == phase::metadata && f.lane_name && r.name == "thread_name")
+    r.name = "lane_name";
   if (r.ts_us < 0)
     return fail(skip_reason::negative_ts, "negative ts (skipped)");
   if (r.dur_us < 0)

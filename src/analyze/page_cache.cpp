@@ -39,7 +39,9 @@ std::string name_of(uint64_t hash, const std::unordered_map<uint64_t, std::strin
 
 void page_cache::add(const record& r)
 {
-  if (r.ph != phase::counter || r.cat != category::pagecache || r.name != "page_cache")
+  // A metadata line of run totals since issue 17; a counter sample in older DataCrumbs traces.
+  if ((r.ph != phase::metadata && r.ph != phase::counter) || r.cat != category::pagecache ||
+      r.name != "page_cache")
     return;
   counts c{};
   for (size_t i = 0; i < c.size(); ++i)

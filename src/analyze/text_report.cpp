@@ -4,6 +4,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/counters_text.h"
+#include "analyze/timeline_text.h"
 
 #include "analyze/text_format.h"
 
@@ -34,6 +35,13 @@ std::string text_report(const nlohmann::json& r)
     out += "; skipped:";
     for (const auto& [k, v] : in["skipped"].items()) out += fmt(" %s %llu", k.c_str(), u(v));
   }
+  if (in.contains("unreadable") && u(in["unreadable"]["bytes"]) > 0) {
+    const auto& un = in["unreadable"];
+    out += fmt("; unreadable: %llu bytes", u(un["bytes"]));
+    if (u(un["corrupt_members"]) > 0)
+      out += fmt(" (%llu corrupt gzip members, at least %llu lines lost)", u(un["corrupt_members"]),
+                 u(un["corrupt_lines_at_least"]));
+  }
   out += "\n";
   const auto& run = r["run"];
   std::string hosts;
@@ -46,7 +54,7 @@ std::string text_report(const nlohmann::json& r)
     out += "; lost:";
     for (const auto& [k, v] : run["lost"].items()) out += fmt(" %s %llu", k.c_str(), u(v));
   }
-  out += "\n\n";
+  out += "\n" + clock_text(r["clock"]) + "\n";
   size_t shown = 0;
   out += fmt("%-22s %-8s %-6s %-16s %10s %14s\n", "process", "pid", "rank", "name", "events", "bytes");
   for (const auto& p : run["processes"]) {
@@ -79,14 +87,9 @@ std::string text_report(const nlohmann::json& r)
   for (const auto& l : r["layer_time"])
     out += fmt("%-9s %10llu %14llu %14llu %16llu %14llu\n", l["layer"].get<std::string>().c_str(),
                u(l["count"]), u(l["bytes"]), u(l["time_us"]), u(l["unoverlapped_us"]), u(l["top_level_us"]));
-  const auto& ts = r["timeseries"];
-  out += fmt("\ntime series: %llu bins of %llu ms", u(ts["bins"]), u(ts["bin_ms"]));
-  const auto& hm = r["heatmap"];
-  if (!hm["layer"].is_null())
-    out += fmt("; heat map: %zu processes × %llu bins of %s bytes", hm["rows"].size(), u(hm["bins"]),
-               hm["layer"].get<std::string>().c_str());
-  out += " (in --json)\n";
-  // Appended in two steps: "\n" + a temporary trips GCC 12's -Wrestrict at -O3 (a false positive
+  out += "\n";
+  out += timeline_text(r);
+  // Appended in steps: "\n" + a temporary trips GCC 12's -Wrestrict at -O3 (a false positive
   // inside libstdc++'s operator+, GCC bug 105329), and this way makes no temporary.
   out += "\n";
   out += counters_text(r);

@@ -14,13 +14,13 @@ int64_t floor_div(int64_t a, int64_t b)
   return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
 }
 
-void coarsen(bin_series& s, uint32_t shift)
+void coarsen(bin_series& s, int64_t factor)
 {
-  if (shift == 0 || s.empty())
+  if (factor == 1 || s.empty())
     return;
   bin_series out;
   for (const auto& [k, c] : s) {
-    timeline_cell& o = out[floor_div(k, int64_t{1} << shift)];
+    timeline_cell& o = out[floor_div(k, factor)];
     o.bytes += c.bytes;
     o.ops += c.ops;
   }
@@ -74,13 +74,29 @@ bin_series series_from(const nlohmann::json& j)
   return s;
 }
 
+// The smallest 1, 2 or 5 × 10^k at least x (x ≥ 1).
+uint64_t nice_at_least(double x)
+{
+  for (uint64_t decade = 1;; decade *= 10)
+    for (uint64_t m : {1, 2, 5})
+      if (static_cast<double>(m * decade) >= x)
+        return m * decade;
+}
+
 }  // namespace
+
+int64_t timeline_section::pow10(uint32_t k)
+{
+  int64_t p = 1;
+  for (uint32_t i = 0; i < k; ++i) p *= 10;
+  return p;
+}
 
 uint32_t level_for(int64_t min_us, int64_t max_us)
 {
   uint32_t level = 0;
-  while (level < 40) {
-    int64_t w = int64_t{1000} << level;
+  while (level < 15) {
+    int64_t w = 1000 * timeline_section::pow10(level);
     if (floor_div(max_us, w) - floor_div(min_us, w) + 1 <= timeline_section::max_bins)
       break;
     ++level;
@@ -92,9 +108,9 @@ void timeline_section::coarsen_to(uint32_t new_level)
 {
   if (new_level <= level)
     return;
-  uint32_t shift = new_level - level;
-  for (auto& [k, s] : layers) coarsen(s, shift);
-  for (auto& [k, s] : processes) coarsen(s, shift);
+  int64_t factor = pow10(new_level - level);
+  for (auto& [k, s] : layers) coarsen(s, factor);
+  for (auto& [k, s] : processes) coarsen(s, factor);
   level = new_level;
 }
 
@@ -149,14 +165,18 @@ nlohmann::json timeline_section::partial() const
                  {"pid", std::get<1>(k)},
                  {"layer", std::get<2>(k)},
                  {"bins", series_json(s)}});
-  return {{"level", level}, {"min_us", min_us}, {"max_us", max_us}, {"layers", l}, {"processes", p}};
+  return {{"base_ms", pow10(level)}, {"min_us", min_us}, {"max_us", max_us}, {"layers", l}, {"processes", p}};
 }
 
 dc::result<timeline_section> timeline_section::from_partial(const nlohmann::json& j)
 {
   timeline_section t;
   try {
-    t.level = j.at("level").get<uint32_t>();
+    // Base bins of 10^level ms (older analyze versions wrote 2^level ms bins as "level").
+    int64_t base_ms = j.at("base_ms").get<int64_t>();
+    while (t.level < 15 && pow10(t.level) < base_ms) ++t.level;
+    if (pow10(t.level) != base_ms)
+      return dc::fail("timeline: base_ms " + std::to_string(base_ms) + " is not a power of ten");
     t.min_us = j.at("min_us").get<int64_t>();
     t.max_us = j.at("max_us").get<int64_t>();
     for (const auto& [k, s] : j.at("layers").items()) t.layers[k] = series_from(s);
@@ -171,7 +191,7 @@ dc::result<timeline_section> timeline_section::from_partial(const nlohmann::json
 
 nlohmann::json timeline_section::report(const name_map& names, const run_section& run, uint64_t bin_ms) const
 {
-  uint64_t base_ms = uint64_t{1} << level;
+  uint64_t base_ms = static_cast<uint64_t>(pow10(level));
   if (min_us > max_us)
     return {{"timeseries",
              {{"bin_ms", base_ms}, {"start_us", nullptr}, {"bins", 0}, {"layers", nlohmann::json::object()}}},
@@ -181,21 +201,17 @@ nlohmann::json timeline_section::report(const name_map& names, const run_section
               {"bins", 0},
               {"layer", nullptr},
               {"rows", nlohmann::json::array()}}}};
-  if (bin_ms == 0) {  // about 200 bins, 1-2-5 steps
-    double raw = static_cast<double>(max_us - min_us + 1) / 1000.0 / 200.0;
-    uint64_t nice = 1;
-    for (uint64_t decade = 1; nice < raw; decade *= 10)
-      for (uint64_t m : {1, 2, 5})
-        if (nice < raw)
-          nice = m * decade;
-    bin_ms = nice;
-  }
+  // Default: about 200 bins, 1, 2 or 5 × 10^k ms (a whole number of base bins, as every such
+  // width at least as wide as they are). A requested width that is not a multiple of the base
+  // width (only when the run spans more than max_bins base bins of a smaller width) is rounded up.
+  if (bin_ms == 0)
+    bin_ms = nice_at_least(std::max(1.0, static_cast<double>(max_us - min_us + 1) / 1000.0 / 200.0));
   bin_ms = std::max<uint64_t>(1, (bin_ms + base_ms - 1) / base_ms) * base_ms;
   auto span_bins = [&](uint64_t w) {
     return floor_div(max_us, static_cast<int64_t>(w) * 1000) -
            floor_div(min_us, static_cast<int64_t>(w) * 1000) + 1;
   };
-  while (span_bins(bin_ms) > max_bins) bin_ms *= 2;
+  while (span_bins(bin_ms) > max_bins) bin_ms = nice_at_least(static_cast<double>(bin_ms) + 1);
   int64_t width = static_cast<int64_t>(bin_ms) * 1000, first = floor_div(min_us, width);
   size_t n = static_cast<size_t>(span_bins(bin_ms));
   auto rebin = [&](const bin_series& s, bool ops) {

@@ -55,6 +55,7 @@ result<> write_text(const std::string& path, const std::string& text)
 result<analyze::analysis> merge_partials(const std::vector<std::string>& paths)
 {
   analyze::analysis all;
+  bool first = true;
   for (const std::string& p : paths) {
     auto text = read_maybe_gzip(p);
     if (!text)
@@ -65,7 +66,11 @@ result<analyze::analysis> merge_partials(const std::vector<std::string>& paths)
     auto part = analyze::analysis::from_partial(j);
     if (!part)
       return fail(p + ": " + part.error().message);
-    all.merge(*part);
+    if (first)
+      all = std::move(*part);  // its clock threshold, not the default's
+    else
+      all.merge(*part);
+    first = false;
   }
   return all;
 }
@@ -88,14 +93,17 @@ result<int> run_analyze(const analyze_options& o)
     all = std::move(*merged);
   } else {
     all.inputs.print = true;
+    if (o.clock_skew_us >= 0)
+      all.clock.threshold_us = o.clock_skew_us;
     std::vector<std::string> files = analyze::expand_inputs(o.inputs, all.inputs);
     analyze::reader_options ro{o.threads, o.progress && isatty(STDERR_FILENO)};
     if (!o.csv_dir.empty())
       events_csv.emplace(o.csv_dir, all.names.names);
     analyze::record_sink sink{[&](const analyze::record& r) {
-                                all.add(r);  // names first: the CSV row resolves its hashes
+                                // names first: the CSV row resolves its hashes
+                                const analyze::record& placed = all.add(r);
                                 if (events_csv)
-                                  events_csv->add(r);
+                                  events_csv->add(placed);
                               },
                               [&] {
                                 all.end_file();
@@ -128,8 +136,12 @@ result<int> run_analyze(const analyze_options& o)
     if (auto w = analyze::write_html_report(report, o.html_path); !w)
       return std::unexpected(w.error());
   std::fputs(analyze::text_report(report).c_str(), stdout);
-  if (all.inputs.lines == 0) {
-    std::fprintf(stderr, "datacrumbs: analyze: nothing could be read\n");
+  if (all.inputs.records() == 0) {  // no line was a trace record: there is no report to trust
+    if (all.inputs.lines == 0)
+      std::fprintf(stderr, "datacrumbs: analyze: nothing could be read\n");
+    else
+      std::fprintf(stderr, "datacrumbs: analyze: nothing could be read: all %llu lines were skipped\n",
+                   static_cast<unsigned long long>(all.inputs.lines));
     return 1;
   }
   return 0;

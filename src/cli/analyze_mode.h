@@ -19,7 +19,8 @@ struct analyze_options {
   std::string partial_path;
   uint64_t bin_ms = 0;  // 0: chosen from the run length
   unsigned threads = 0;
-  bool progress = true;  // when stderr is a terminal
+  int64_t clock_skew_us = -1;  // -1: analyze::default_clock_skew_us (traces only, not --merge)
+  bool progress = true;        // when stderr is a terminal
 };
 
 // Returns the exit code: 0 when something was read, 1 when nothing could be.

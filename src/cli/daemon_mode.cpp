@@ -143,7 +143,8 @@ result<int> run_daemon(const daemon_options& options)
                   (*pipeline)->counters_written(),
                   (*pipeline)->lost(),
                   trace_path,
-                  probes_file->profile_interval_ms};
+                  probes_file->profile_interval_ms,
+                  (*pipeline)->elapsed_s()};
   std::fprintf(stderr, "%s", (*pipeline)->summary_text(facts).c_str());
   return 0;
 }

@@ -86,6 +86,9 @@ int main(int argc, char** argv)
                    "record the paths, sizes and mtimes under DIR at start and end (repeatable)")
       ->check(dc::cli::input_directory())
       ->allow_extra_args(false);
+  run_cmd->add_flag(
+      "--no-index", run.no_index,
+      "do not write the trace's line index (TRACE.zindex, the form dfanalyzer reads) at the end");
   run_cmd->add_option("command", run.command, "the command to trace, after --")->required();
   run_cmd->prefix_command(false);
 
@@ -127,6 +130,11 @@ int main(int argc, char** argv)
   analyze_cmd->add_option("--threads", analyze.threads, "workers that inflate and parse (default: all cores)")
       ->check(dc::cli::whole_number(1, 4096));
   analyze_cmd->add_flag("--no-progress", no_progress, "no progress bar on stderr");
+  analyze_cmd
+      ->add_option("--clock-skew-us", analyze.clock_skew_us,
+                   "move a trace's timestamps onto NTP time when its host's recorded clock offset "
+                   "exceeds this (default 1000; 0: any offset)")
+      ->check(dc::cli::whole_number(0, uint64_t{1} << 40));
 
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run" &&
       std::string_view(argv[1]) != "layers" && std::string_view(argv[1]) != "explore" &&
@@ -149,6 +157,10 @@ int main(int argc, char** argv)
     for (const std::string& partial : analyze.inputs)
       if (std::string why = analyze.merge ? dc::cli::check_input_file(partial) : ""; !why.empty())
         return refuse("analyze --merge: " + why);
+    if (analyze.merge && analyze.clock_skew_us >= 0)
+      return refuse(
+          "analyze: --clock-skew-us applies when traces are read (with --partial), not to --merge's "
+          "partials");
     analyze.progress = !no_progress;
     auto code = dc::run_analyze(analyze);
     return code ? *code : report(code.error());

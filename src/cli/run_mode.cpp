@@ -115,6 +115,8 @@ result<int> run_traced(const run_options& options)
   if (!pipeline)
     return abandon(pipeline.error());
   (*pipeline)->dec().snapshot_fds(static_cast<uint32_t>(child->pid));
+  if (options.no_index)
+    (*pipeline)->skip_index();
   // Its user-space probes are in place before its exec: they cover every binary it maps.
   if (auto attached = (*probes)->attach_process(static_cast<uint32_t>(child->pid)); !attached)
     return abandon(attached.error());
@@ -142,7 +144,8 @@ result<int> run_traced(const run_options& options)
                   (*pipeline)->counters_written(),
                   (*pipeline)->lost(),
                   trace_path,
-                  interval_ms};
+                  interval_ms,
+                  (*pipeline)->elapsed_s()};
   if (summary_file) {
     auto written = summary_file->commit((*pipeline)->summary_json(facts).dump(2) + "\n");
     if (!written)

@@ -20,6 +20,7 @@ struct run_options {
   std::string mode;                        // trace | profile; empty: as the config says
   uint64_t interval_ms = 0;                // profile mode's interval; 0: as the config says (or 1000)
   std::vector<std::string> snapshot_dirs;  // snapshotted (paths, sizes, mtimes) at start and end
+  bool no_index = false;                   // skip TRACE.zindex (sink/trace_index.h)
 };
 
 // Returns the exit code the tool should exit with: the command's, as a shell reports it.

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "core/clock.h"
+#include "sink/trace_index.h"
 
 namespace dc {
 
@@ -83,10 +84,20 @@ result<> trace_pipeline::finish()
   auto detached = probes_.detach();
   auto drained = collector_->stop();
   lost_ = probes_.losses();
+  ended_ = std::chrono::steady_clock::now();
+  dec_.finish_trace();
   for (const auto& [key, counts] : probes_.page_cache_counts()) dec_.decode_page_cache(key, counts);
   dec_.write_page_cache_counters(now_epoch_us());
   write_end_snapshots(writer_, snapshots_, root_pid_);
   auto finished = writer_.finish(lost_);
+  if (finished && index_) {
+    // Beside the trace, for readers that fetch lines without inflating it all (dfanalyzer):
+    // without it the trace is still whole, so its trouble is a warning.
+    const gzip_member_writer& file = writer_.file();
+    if (auto indexed = write_trace_index(file.path(), file.members(), file.path() + ".zindex"); !indexed)
+      std::fprintf(stderr, "datacrumbs: %s (the trace itself is complete)\n",
+                   indexed.error().message.c_str());
+  }
   if (!detached)
     return detached;
   if (!drained)

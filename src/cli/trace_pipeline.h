@@ -3,6 +3,7 @@
 // drain every record, end-of-run counters, the end record, the summaries).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,8 +31,10 @@ class trace_pipeline {
   ~trace_pipeline();
 
   decoder& dec() { return dec_; }
-  // Detaches the probes, drains every record, writes the counters and the end record.
+  // Detaches the probes, drains every record, writes the counters and the end record, and the
+  // trace's line index (TRACE.zindex, sink/trace_index.h) unless told not to.
   result<> finish();
+  void skip_index() { index_ = false; }
 
   // After finish(): the JSON summary and the text one.
   nlohmann::json summary_json(const run_facts& facts) const;
@@ -40,6 +43,8 @@ class trace_pipeline {
   uint64_t counters_written() const { return writer_.counters_written(); }
   const loss_counts& lost() const { return lost_; }
   uint64_t malformed() const { return dec_.malformed(); }
+  // Seconds from start() to the end of finish()'s drain: the run the summary's rates are over.
+  double elapsed_s() const { return std::chrono::duration<double>(ended_ - started_).count(); }
 
  private:
   trace_pipeline(session& probes, gzip_member_writer trace_file, uint32_t root_pid,
@@ -55,6 +60,9 @@ class trace_pipeline {
   decoder dec_;
   std::unique_ptr<collector> collector_;
   loss_counts lost_;
+  bool index_ = true;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point ended_ = started_;
 };
 
 }  // namespace dc

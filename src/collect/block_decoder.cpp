@@ -20,7 +20,11 @@ void decoder::decode_block(const dc_block_event& raw)
 {
   layer_op op = block_op(raw.op);
   trace_event ev = begin_event(op.name, category::block, raw.hdr, raw.service_ns);
-  place(ev, raw.nest);
+  place(ev, raw.nest, trace_event::parent_of::syscall);
+  // The device's work: on the device's lanes, not inside the submitter's calls (requests of one
+  // submitter run concurrently, and writeback happens while the thread does anything).
+  ev.lane = lane_kind::device;
+  ev.lane_dev = raw.dev;
   ev.bytes = raw.bytes;
   ev.dir = op.dir;
   ev.add_arg("bytes", raw.bytes);

@@ -179,13 +179,20 @@ trace_event decoder::begin_event(std::string_view name, std::string_view categor
   return ev;
 }
 
-void decoder::place(trace_event& ev, const dc_nesting& nest)
+void decoder::place(trace_event& ev, const dc_nesting& nest, trace_event::parent_of kind)
 {
   if (nest.level == 0)
     return;
   ev.id = nest.id;
   ev.parent = nest.parent;
   ev.level = nest.level;
+  ev.parent_kind = nest.parent >= 0 ? kind : trace_event::parent_of::none;
+}
+
+void decoder::finish_trace()
+{
+  if (sinks_.trace)
+    sinks_.trace->flush_held({state_.names, state_.processes});
 }
 
 void decoder::emit(const trace_event& ev)

@@ -58,8 +58,10 @@ class decoder {
   const decode_state& state() const { return state_; }
   // One process's in-kernel page-cache counts for one file (read at the end of a run), to the summary.
   void decode_page_cache(const dc_pagecache_key& key, const dc_pagecache_counts& counts);
-  // One PAGECACHE counter sample per process and file the summary has counts for, at now_us.
+  // One PAGECACHE totals line per process and file the summary has counts for, at now_us.
   void write_page_cache_counters(uint64_t now_us);
+  // Writes the spans still waiting for a parent that never came (after the ring is drained).
+  void finish_trace();
   uint64_t malformed() const { return malformed_; }
 
  private:
@@ -78,8 +80,9 @@ class decoder {
   trace_event begin_event(std::string_view name, std::string_view category, const dc_record_header& hdr,
                           uint64_t dur_ns) const;
   void emit(const trace_event& ev);
-  // Places ev in its thread's call tree where the kernel placed it (if it did).
-  static void place(trace_event& ev, const dc_nesting& nest);
+  // Places ev in its thread's call tree where the kernel placed it (if it did), under a parent
+  // of `kind` (what the trace writer needs to write parents first).
+  static void place(trace_event& ev, const dc_nesting& nest, trace_event::parent_of kind);
   uint64_t file_hash(const dc_file_ref& ref, uint32_t tgid, int64_t fd);
 
   decode_state state_;

@@ -17,7 +17,12 @@ void decoder::decode_fault(const dc_fault_event& raw)
   // No tracepoint marks the end of a fault: the event is an instant at its start.
   layer_op op = fault_op(raw.major ? DC_FAULT_MAJOR : DC_FAULT_MINOR);
   trace_event ev = begin_event(op.name, category::fault, raw.hdr, 0);
-  place(ev, raw.nest);
+  // In the kernel it happened inside a system call; in user mode inside a probed call, whose
+  // record may have gone out before this one (the fault is sent when the next one begins).
+  place(ev, raw.nest,
+        raw.flags & DC_FAULT_KERNEL            ? trace_event::parent_of::syscall
+        : raw.nest.flags & DC_NEST_PARENT_SENT ? trace_event::parent_of::call_sent
+                                               : trace_event::parent_of::call);
   ev.fhash = file_hash(raw.file, raw.hdr.tgid, -1);
   ev.add_arg("address", static_cast<int64_t>(raw.address));
   ev.add_arg("write", (raw.error_code >> 1) & 1);

@@ -26,8 +26,11 @@ void decoder::decode_fs(const dc_fs_event& raw)
 {
   layer_op op = fs_op(raw.op);
   trace_event ev = begin_event(op.name, category::fs, raw.hdr, raw.dur_ns);
-  place(ev, raw.nest);
+  place(ev, raw.nest, trace_event::parent_of::syscall);
   if (raw.op == DC_FS_JOURNAL_COMMIT) {
+    // The journal's work for the device, not a call of the thread it is charged to.
+    ev.lane = lane_kind::device;
+    ev.lane_dev = raw.file.dev;
     ev.add_arg("dev", raw.file.dev);
     ev.add_arg("transaction", raw.journal_tid);
     ev.add_arg("blocks", raw.journal_blocks);

@@ -43,6 +43,10 @@ void decoder::decode_net(const dc_net_event& raw)
 {
   layer_op op = net_op(raw.op);
   trace_event ev = begin_event(op.name, category::net, raw.hdr, 0);
+  place(ev, raw.nest, trace_event::parent_of::syscall);
+  // Work done in softirq for the owner's socket: not inside any call of the owner's thread.
+  if (ev.level == 0)
+    ev.lane = lane_kind::network;
   if (raw.op == DC_NET_SEND || raw.op == DC_NET_RECV) {
     ev.add_arg("ret", raw.bytes);
     if (raw.bytes > 0) {

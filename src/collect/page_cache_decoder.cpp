@@ -1,5 +1,6 @@
 // The PAGECACHE layer's in-kernel counts: charged to files by name like events are, summed in the
-// summary, and written to the trace as one counter sample per process and file.
+// summary, and written to the trace as one metadata line per process and file: run totals, not
+// samples in time (README "The trace file").
 #include <sys/stat.h>
 
 #include "collect/decoder.h"
@@ -29,7 +30,6 @@ void decoder::write_page_cache_counters(uint64_t now_us)
     trace_event ev;
     ev.name = "page_cache";
     ev.category = category::pagecache;
-    ev.counter = true;
     ev.pid = ev.tid = key.first;
     ev.ts_us = now_us;
     ev.fhash = key.second;
@@ -40,7 +40,7 @@ void decoder::write_page_cache_counters(uint64_t now_us)
     ev.add_arg("pages_dirtied", static_cast<int64_t>(c.dirtied));
     ev.add_arg("pages_written_back", static_cast<int64_t>(c.written_back));
     ev.add_arg("pages_evicted", static_cast<int64_t>(c.evicted));
-    sinks_.trace->write_event(ev, {state_.names, state_.processes});
+    sinks_.trace->write_totals(ev, {state_.names, state_.processes});
   }
 }
 

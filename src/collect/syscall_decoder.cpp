@@ -52,15 +52,27 @@ bool decoder::decode_staged(const void* data, size_t size)
   constexpr size_t head = sizeof(dc_record_header), each = sizeof(dc_staged_record);
   if (size < head + each || (size - head) % each != 0)
     return false;
+  auto record_at = [&](size_t at) -> const dc_staged_record& {
+    return *reinterpret_cast<const dc_staged_record*>(static_cast<const char*>(data) + at);
+  };
   bool ok = true;
   for (size_t at = head; at < size; at += each) {
-    const auto& rec = *reinterpret_cast<const dc_staged_record*>(static_cast<const char*>(data) + at);
-    if (rec.hdr.kind == DC_REC_SYSCALL)
+    const dc_staged_record& rec = record_at(at);
+    if (rec.hdr.kind == DC_REC_SYSCALL) {
       decode_syscall(rec.syscall);
-    else if (rec.hdr.kind == DC_REC_FS)
+    } else if (rec.hdr.kind == DC_REC_FS) {
+      // The kernel stages an FS operation before the call it ended with; the call is written
+      // first, so that viewers nest the operation (same start, same end) inside it.
+      size_t next = at + each;
+      if (next < size && record_at(next).hdr.kind == DC_REC_SYSCALL &&
+          static_cast<int64_t>(record_at(next).syscall.id) == rec.fs.nest.parent) {
+        decode_syscall(record_at(next).syscall);
+        at = next;
+      }
       decode_fs(rec.fs);
-    else
+    } else {
       ok = false;
+    }
   }
   return ok;
 }
@@ -76,6 +88,9 @@ void decoder::decode_syscall(const dc_syscall_event& raw)
   ev.id = raw.id;
   ev.parent = raw.parent;
   ev.level = raw.level;
+  // Inside a probed call, which goes to the ring after the calls it made (uprobe.bpf.c).
+  if (raw.level >= 2 && raw.parent >= 0)
+    ev.parent_kind = trace_event::parent_of::call;
   for (const shown_arg& a : info->args)
     if (!a.key.empty())
       ev.add_arg(a.key, shown_value(raw.args[a.index], a.format));

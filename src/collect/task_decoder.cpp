@@ -5,6 +5,7 @@
 
 #include "collect/decoder.h"
 #include "collect/mpi_rank.h"
+#include "sink/pfw_writer.h"
 
 namespace dc {
 
@@ -61,7 +62,11 @@ void decoder::decode_task(const dc_task_event& ev)
       break;
     }
     case DC_TASK_THREAD: p.threads[ev.hdr.tid].comm = comm_of(ev); break;
-    case DC_TASK_EXIT: p.exit_status = static_cast<int>(ev.exit_code); break;
+    case DC_TASK_EXIT:
+      p.exit_status = static_cast<int>(ev.exit_code);
+      if (sinks_.trace)
+        for (const auto& [tid, info] : p.threads) sinks_.trace->forget_thread(tid);
+      break;
     default: ++malformed_;
   }
 }

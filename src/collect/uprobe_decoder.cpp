@@ -35,6 +35,9 @@ void decoder::decode_uprobe(const dc_uprobe_event& raw)
   ev.id = raw.id;
   ev.parent = raw.parent;
   ev.level = raw.level;
+  // A call's (or USDT site's) record goes out at its return (hit), before its caller's.
+  if (raw.level >= 2 && raw.parent >= 0)
+    ev.parent_kind = trace_event::parent_of::call;
   if (!target.usdt)  // a USDT site is an instant: no call, no return value
     ev.add_arg("ret", raw.ret);
   if (const function_info* info = find_function(target.function)) {

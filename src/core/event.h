@@ -12,6 +12,14 @@ namespace dc {
 // Which way data moves, for the bytes of an event: what amplification compares.
 enum class io_dir : uint8_t { none, read, write };
 
+// Work done for a thread but not on its call stack: drawn on lanes of its own (sink/lanes.h),
+// since viewers nest a thread's spans by time alone.
+enum class lane_kind : uint8_t {
+  none,     // the thread's own track
+  device,   // block requests and journal commits, per device (lane_dev)
+  network,  // network work done in softirq context for the thread's sockets
+};
+
 struct event_arg {
   std::string_view key;
   int64_t value;
@@ -35,6 +43,11 @@ struct trace_event {
   uint64_t id = 0;
   int64_t parent = -1;  // DFTracer p_idx
   uint32_t level = 0;
+  // How the parent named by `parent` is known to stand to this event in the ring (collect's
+  // thread_order uses it to write parents first): a system call, a user-space call, or none.
+  enum class parent_of : uint8_t { none, syscall, call, call_sent } parent_kind = parent_of::none;
+  lane_kind lane = lane_kind::none;
+  uint32_t lane_dev = 0;  // lane_kind::device: the device (major << 20 | minor)
   std::array<event_arg, 8> args{};
   uint8_t arg_count = 0;
   std::array<std::pair<std::string_view, std::string>, 4> texts{};  // string args (addresses, ...)

@@ -167,6 +167,8 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
       dc_uprobe_spec spec{};
       spec.str_arg = info ? info->str_arg : -1;
       spec.item_size_arg = info ? info->item_size_arg : -1;
+      spec.deref_arg = info && info->deref_when != deref::none ? info->deref_arg : -1;
+      spec.deref_at_return = info && info->deref_when == deref::at_return ? 1 : 0;
       if (bpf_map_update_elem(specs, &i, &spec, BPF_ANY) != 0)
         return fail(std::string("cannot fill the uprobe spec map: ") + std::strerror(errno));
     }

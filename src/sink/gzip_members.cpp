@@ -34,7 +34,8 @@ gzip_member_writer::gzip_member_writer(gzip_member_writer&& o) noexcept
       compressor_(std::exchange(o.compressor_, nullptr)),
       pending_(std::move(o.pending_)),
       compressed_(std::move(o.compressed_)),
-      members_(o.members_)
+      members_(o.members_),
+      spans_(std::move(o.spans_))
 {
 }
 
@@ -46,6 +47,7 @@ gzip_member_writer& gzip_member_writer::operator=(gzip_member_writer&& o) noexce
   std::swap(pending_, o.pending_);
   std::swap(compressed_, o.compressed_);
   std::swap(members_, o.members_);
+  std::swap(spans_, o.spans_);
   return *this;
 }
 
@@ -76,6 +78,21 @@ result<> gzip_member_writer::flush_member()
       return fail("cannot write '" + path_ + "': " + std::strerror(errno));
     done += static_cast<size_t>(w);
   }
+  gzip_member_span span{.offset = 0, .text_offset = 0, .first_line = 1};
+  if (!spans_.empty()) {
+    const gzip_member_span& last = spans_.back();
+    span = {.offset = last.offset + last.compressed_size,
+            .text_offset = last.text_offset + last.text_size,
+            .first_line = last.first_line + last.line_count};
+  }
+  span.compressed_size = n;
+  span.text_size = pending_.size();
+  // memchr per line: glibc's is vectorized, a byte loop (std::count at -O2) cost 5 % of the
+  // tracer's time on a syscall storm.
+  for (const char *at = pending_.data(), *end = at + pending_.size();
+       (at = static_cast<const char*>(std::memchr(at, '\n', static_cast<size_t>(end - at)))) != nullptr; ++at)
+    ++span.line_count;
+  spans_.push_back(span);
   pending_.clear();
   ++members_;
   return {};

@@ -5,6 +5,17 @@
 
 namespace dc {
 
+namespace {
+
+uint64_t now_epoch_us()
+{
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace
+
 pfw_writer::pfw_writer(gzip_member_writer out, std::string host, uint32_t root_pid)
     : out_(std::move(out)),
       host_(std::move(host)),
@@ -14,13 +25,15 @@ pfw_writer::pfw_writer(gzip_member_writer out, std::string host, uint32_t root_p
 {
   std::string& b = out_.buffer();
   b.append("[\n");
-  begin_metadata("HH", root_pid_, root_pid_);
+  begin_metadata("HH", root_pid_, root_pid_, now_epoch_us());
   append_string_field(b, "name", host_);
   append_field(b, "value", hhash_);
   b.append("}}\n");
 }
 
-void pfw_writer::begin_metadata(std::string_view name, uint32_t pid, uint32_t tid)
+// Every line has a ts: Chrome's trace model sorts all lines by it (a line without one sorts as
+// NaN and scrambles the order). A metadata line's is when it starts to apply.
+void pfw_writer::begin_metadata(std::string_view name, uint32_t pid, uint32_t tid, uint64_t ts_us)
 {
   std::string& b = out_.buffer();
   b.push_back('{');
@@ -30,13 +43,14 @@ void pfw_writer::begin_metadata(std::string_view name, uint32_t pid, uint32_t ti
   b.append("\",\"cat\":\"dftracer\"");
   append_field(b, "pid", pid);
   append_field(b, "tid", tid);
+  append_field(b, "ts", ts_us);
   b.append(",\"ph\":\"M\",\"args\":{");
   append_field(b, "hhash", hhash_, true);
 }
 
 void pfw_writer::write_clock(const host_clock& clock)
 {
-  begin_metadata("clock", root_pid_, root_pid_);
+  begin_metadata("clock", root_pid_, root_pid_, now_epoch_us());
   std::string& b = out_.buffer();
   append_string_field(b, "host", host_);
   append_field(b, "realtime_minus_monotonic_ns", clock.realtime_minus_monotonic_ns);
@@ -44,15 +58,17 @@ void pfw_writer::write_clock(const host_clock& clock)
   append_field(b, "ntp_offset_ns", clock.ntp_offset_ns);
   append_field(b, "ntp_est_error_us", clock.ntp_est_error_us);
   append_field(b, "ntp_max_error_us", clock.ntp_max_error_us);
+  append_string_field(b, "ntp_source", clock.ntp_source);
   b.append("}}\n");
 }
 
-void pfw_writer::write_file_hash(uint64_t hash, const trace_names& names, uint32_t pid, uint32_t tid)
+void pfw_writer::write_file_hash(uint64_t hash, const trace_names& names, uint32_t pid, uint32_t tid,
+                                 uint64_t ts_us)
 {
   if (hash == 0 || !written_hashes_.insert(hash).second)
     return;
   const std::string* path = names.names.find(hash);
-  begin_metadata("FH", pid, tid);
+  begin_metadata("FH", pid, tid, ts_us);
   std::string& b = out_.buffer();
   append_string_field(b, "name", path ? *path : std::string_view("<unknown>"));
   append_field(b, "value", hash);
@@ -70,12 +86,12 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
     at->second = cmd_hash;
     // The command line goes in an SH (string hash) line; process_name refers to it.
     if (known) {
-      begin_metadata("SH", ev.pid, ev.pid);
+      begin_metadata("SH", ev.pid, ev.pid, ev.ts_us);
       append_string_field(b, "name", proc->second.command);
       append_field(b, "value", cmd_hash);
       b.append("}}\n");
     }
-    begin_metadata("process_name", ev.pid, ev.pid);
+    begin_metadata("process_name", ev.pid, ev.pid, ev.ts_us);
     append_string_field(b, "name", known ? std::string_view(proc->second.comm) : std::string_view("?"));
     if (known) {
       append_field(b, "cmd_hash", cmd_hash);
@@ -100,12 +116,12 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
   if (auto [at, added] = named_tids_.try_emplace(ev.tid, string_hash(comm));
       added || at->second != string_hash(comm)) {
     at->second = string_hash(comm);
-    begin_metadata("thread_name", ev.pid, ev.tid);
+    begin_metadata("thread_name", ev.pid, ev.tid, ev.ts_us);
     append_string_field(b, "name", comm);
     b.append("}}\n");
   }
-  write_file_hash(ev.fhash, names, ev.pid, ev.tid);
-  write_file_hash(ev.fhash2, names, ev.pid, ev.tid);
+  write_file_hash(ev.fhash, names, ev.pid, ev.tid, ev.ts_us);
+  write_file_hash(ev.fhash2, names, ev.pid, ev.tid, ev.ts_us);
 }
 
 void pfw_writer::write_snapshot(std::string_view name, uint32_t pid, uint64_t ts_us, std::string_view label,
@@ -126,9 +142,43 @@ void pfw_writer::write_snapshot(std::string_view name, uint32_t pid, uint64_t ts
   b.append("}}\n");
 }
 
+uint32_t pfw_writer::track_of(const trace_event& ev)
+{
+  if (ev.lane == lane_kind::none)
+    return ev.tid;
+  lane_table::placement p = lanes_.place(ev.pid, ev.lane, ev.lane_dev, ev.ts_us, ev.ts_us + ev.dur_us);
+  if (p.fresh) {
+    begin_metadata("thread_name", ev.pid, p.tid, ev.ts_us);
+    std::string& b = out_.buffer();
+    append_string_field(b, "name", lane_table::lane_name(ev.lane, ev.lane_dev, p.index));
+    // Marks the line as a lane's, not a thread's (readers that count threads skip it).
+    append_string_field(b, "lane", lane_table::group_name(ev.lane, ev.lane_dev));
+    b.append("}}\n");
+  }
+  return p.tid;
+}
+
 void pfw_writer::write_event(const trace_event& ev, const trace_names& names)
 {
+  if (!order_.admit(ev))
+    return;
+  write_now(ev, names);
+  for (const trace_event& freed : order_.freed_by(ev)) write_now(freed, names);
+}
+
+void pfw_writer::flush_held(const trace_names& names)
+{
+  for (const trace_event& held : order_.drain_all()) write_now(held, names);
+}
+
+void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
+{
   write_names_for(ev, names);
+  if (ev.counter) {
+    write_counter(ev, names);
+    return;
+  }
+  uint32_t tid = track_of(ev);
   std::string& b = out_.buffer();
   b.push_back('{');
   // Kernel ids are >= 2^30 (tid << 30), so they never meet the writer's own small ids.
@@ -136,13 +186,18 @@ void pfw_writer::write_event(const trace_event& ev, const trace_names& names)
   append_string_field(b, "name", ev.name);
   append_string_field(b, "cat", ev.category);
   append_field(b, "pid", ev.pid);
-  append_field(b, "tid", ev.tid);
+  append_field(b, "tid", tid);
   append_field(b, "ts", ev.ts_us);
-  if (!ev.counter)
-    append_field(b, "dur", ev.dur_us);
-  b.append(ev.counter ? ",\"ph\":\"C\",\"args\":{" : ",\"ph\":\"X\",\"args\":{");
+  append_field(b, "dur", ev.dur_us);
+  b.append(",\"ph\":\"X\",\"args\":{");
   append_field(b, "hhash", hhash_, true);
-  if (ev.level) {
+  if (tid != ev.tid) {
+    // On a lane: the thread it was done for, and the call that asked for it (on that thread's
+    // track), in place of level and p_idx, which name a parent on the track they are drawn on.
+    append_field(b, "submit_tid", ev.tid);
+    if (ev.level)
+      append_field(b, "submit_id", ev.parent);
+  } else if (ev.level) {
     append_field(b, "level", ev.level);
     append_field(b, "p_idx", ev.parent);
   }
@@ -157,7 +212,58 @@ void pfw_writer::write_event(const trace_event& ev, const trace_names& names)
   if (ev.fhash2)
     append_field(b, "fhash2", ev.fhash2);
   b.append("}}\n");
-  ++(ev.counter ? counters_ : events_);
+  ++events_;
+}
+
+// A profile counter sample. Viewers draw every numeric arg of a "ph":"C" line as a series named
+// by the line's name and id, per process: the id names the layer and file, so the samples of
+// one interval (one per file) land on series of their own, and the file and host hashes sit
+// beside args, not in them, so they are not drawn as values. dur is the calls' summed time, so a
+// reader that adds up dur (dfanalyzer's I/O time) gets their time.
+void pfw_writer::write_counter(const trace_event& ev, const trace_names& names)
+{
+  series_.assign(ev.category);
+  if (ev.fhash) {
+    const std::string* path = names.names.find(ev.fhash);
+    series_.push_back(' ');
+    series_.append(path ? *path : std::to_string(ev.fhash));
+  }
+  std::string& b = out_.buffer();
+  b.push_back('{');
+  append_string_field(b, "id", series_, true);
+  append_string_field(b, "name", ev.name);
+  append_string_field(b, "cat", ev.category);
+  append_field(b, "pid", ev.pid);
+  append_field(b, "tid", ev.tid);
+  append_field(b, "ts", ev.ts_us);
+  append_field(b, "dur", ev.dur_us);
+  b.append(",\"ph\":\"C\"");
+  append_field(b, "hhash", hhash_);
+  if (ev.fhash)
+    append_field(b, "fhash", ev.fhash);
+  b.append(",\"args\":{");
+  for (uint8_t i = 0; i < ev.arg_count; ++i) append_field(b, ev.args[i].key, ev.args[i].value, i == 0);
+  b.append("}}\n");
+  ++counters_;
+}
+
+void pfw_writer::write_totals(const trace_event& ev, const trace_names& names)
+{
+  write_names_for(ev, names);
+  std::string& b = out_.buffer();
+  b.push_back('{');
+  append_field(b, "id", next_id_++, true);
+  append_string_field(b, "name", ev.name);
+  append_string_field(b, "cat", ev.category);
+  append_field(b, "pid", ev.pid);
+  append_field(b, "tid", ev.tid);
+  append_field(b, "ts", ev.ts_us);
+  b.append(",\"ph\":\"M\",\"args\":{");
+  append_field(b, "hhash", hhash_, true);
+  for (uint8_t i = 0; i < ev.arg_count; ++i) append_field(b, ev.args[i].key, ev.args[i].value);
+  if (ev.fhash)
+    append_field(b, "fhash", ev.fhash);
+  b.append("}}\n");
 }
 
 result<> pfw_writer::maybe_flush(std::chrono::steady_clock::time_point now)
@@ -170,7 +276,7 @@ result<> pfw_writer::maybe_flush(std::chrono::steady_clock::time_point now)
 
 result<> pfw_writer::finish(const loss_counts& lost)
 {
-  begin_metadata("end", root_pid_, root_pid_);
+  begin_metadata("end", root_pid_, root_pid_, now_epoch_us());
   std::string& b = out_.buffer();
   append_field(b, "events_written", events_);
   append_field(b, "counters_written", counters_);

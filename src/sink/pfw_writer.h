@@ -1,6 +1,8 @@
 // The DFTracer v1.0.x trace sink: "[" line, one JSON object per line, "]" line, written as
 // gzip members of a few MiB, each closed at least twice a second. Metadata lines (HH, FH,
-// process_name, thread_name) are written before the first event that uses them.
+// process_name, thread_name) are written before the first event that uses them, with the ts of
+// that event. What each line looks like, and why (the viewers that read it): README "The trace
+// file".
 #pragma once
 
 #include <chrono>
@@ -16,6 +18,8 @@
 #include "core/names.h"
 #include "core/result.h"
 #include "sink/gzip_members.h"
+#include "sink/lanes.h"
+#include "sink/thread_order.h"
 
 namespace dc {
 
@@ -32,7 +36,16 @@ class pfw_writer {
   // Takes over an already created trace file; root_pid names the HH and end records.
   pfw_writer(gzip_member_writer out, std::string host, uint32_t root_pid);
 
+  // A span ("ph":"X"), or a profile counter sample ("ph":"C") when ev.counter. A span whose
+  // parent is still to come waits for it (sink/thread_order.h).
   void write_event(const trace_event& ev, const trace_names& names);
+  // Writes the spans still waiting for a parent (at the end of a run, before finish()).
+  void flush_held(const trace_names& names);
+  // A thread that ended: forgets what it knew of it (if nothing of it waits).
+  void forget_thread(uint32_t tid) { order_.forget(tid); }
+  // End-of-run totals (the page cache's counts per process and file) as a metadata line: they
+  // are not events of any time, so no reader counts them as events.
+  void write_totals(const trace_event& ev, const trace_names& names);
   // Closes a member when it is large or old enough.
   result<> maybe_flush(std::chrono::steady_clock::time_point now);
   // Writes the end record with the loss counts and the closing bracket, and closes the file.
@@ -58,13 +71,19 @@ class pfw_writer {
   void write_snapshot(std::string_view name, uint32_t pid, uint64_t ts_us, std::string_view label,
                       std::string_view value_json);
 
+  // The trace file: its path and members (after finish(), for its index: sink/trace_index.h).
+  const gzip_member_writer& file() const { return out_; }
   uint64_t events_written() const { return events_; }      // spans ("ph":"X"), not counters
   uint64_t counters_written() const { return counters_; }  // "ph":"C" samples
 
  private:
-  void begin_metadata(std::string_view name, uint32_t pid, uint32_t tid);
-  void write_file_hash(uint64_t hash, const trace_names& names, uint32_t pid, uint32_t tid);
+  void begin_metadata(std::string_view name, uint32_t pid, uint32_t tid, uint64_t ts_us);
+  void write_file_hash(uint64_t hash, const trace_names& names, uint32_t pid, uint32_t tid, uint64_t ts_us);
   void write_names_for(const trace_event& ev, const trace_names& names);
+  void write_now(const trace_event& ev, const trace_names& names);
+  void write_counter(const trace_event& ev, const trace_names& names);
+  // The thread an event is drawn on: its own, or a lane (named on first use).
+  uint32_t track_of(const trace_event& ev);
 
   gzip_member_writer out_;
   std::string host_;
@@ -77,6 +96,9 @@ class pfw_writer {
   std::unordered_set<uint64_t> written_hashes_;
   std::unordered_map<uint32_t, uint64_t> named_pids_;  // pid -> hash of the command it was named with
   std::unordered_map<uint32_t, uint64_t> named_tids_;  // tid -> hash of the name it was given
+  lane_table lanes_;
+  thread_order order_;
+  std::string series_;  // a counter's series id, reused
   std::function<std::string(const process_info&)> labeler_;
   std::function<void(const process_info&, uint64_t)> process_named_;
 };

@@ -100,8 +100,17 @@ nlohmann::json summary_json(const summary_builder& s, const process_table& proce
   j["mode"] = run.profile_interval_ms ? "profile" : "trace";
   if (run.profile_interval_ms)
     j["interval_ms"] = run.profile_interval_ms;
-  j["events"] = {
-      {"written", run.events_written}, {"counters", run.counters_written}, {"lost", run.lost.total()}};
+  j["elapsed_s"] = run.elapsed_s;
+  // Rates over the run's elapsed time (null for a run too short to measure).
+  auto per_s = [&](uint64_t n) {
+    return run.elapsed_s > 0 ? nlohmann::json(static_cast<double>(n) / run.elapsed_s)
+                             : nlohmann::json(nullptr);
+  };
+  j["events"] = {{"written", run.events_written},
+                 {"counters", run.counters_written},
+                 {"lost", run.lost.total()},
+                 {"written_per_s", per_s(run.events_written)},
+                 {"counters_per_s", per_s(run.counters_written)}};
   run.lost.for_each([&](std::string_view kind, uint64_t n) { j["events"]["lost_" + std::string(kind)] = n; });
   j["layers"] = layers_json(s.totals().ops);
   j["amplification"] = amplification_json(s.totals());
@@ -161,11 +170,13 @@ std::string summary_text(const summary_builder& s, const process_table& processe
                   pc["hit_ratio"].is_null() ? "-" : std::to_string(pc["hit_ratio"].get<double>()).c_str());
     out += line;
   }
-  std::snprintf(
-      line, sizeof(line), "processes: %zu   %s written: %llu   events lost: %llu\n", processes.size(),
-      run.profile_interval_ms ? "counters" : "events",
-      static_cast<unsigned long long>(run.profile_interval_ms ? run.counters_written : run.events_written),
-      static_cast<unsigned long long>(run.lost.total()));
+  uint64_t written = run.profile_interval_ms ? run.counters_written : run.events_written;
+  std::snprintf(line, sizeof(line),
+                "processes: %zu   %s written: %llu (%.0f/s over %.3f s)   events lost: %llu\n",
+                processes.size(), run.profile_interval_ms ? "counters" : "events",
+                static_cast<unsigned long long>(written),
+                run.elapsed_s > 0 ? static_cast<double>(written) / run.elapsed_s : 0.0, run.elapsed_s,
+                static_cast<unsigned long long>(run.lost.total()));
   out += line;
   out += "trace: " + run.trace_path + "\n";
   return out;

@@ -68,6 +68,7 @@ struct run_facts {
   loss_counts lost;
   std::string trace_path;
   uint64_t profile_interval_ms = 0;  // 0: trace mode
+  double elapsed_s = 0;              // from the probes going live to the last record written
 };
 
 nlohmann::json summary_json(const summary_builder& s, const process_table& processes, const name_table& names,

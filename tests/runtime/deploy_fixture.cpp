@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <thread>
 
 #include "config/system_config.h"
@@ -22,6 +23,7 @@ bool wait_for(const std::function<bool()>& done)
 nlohmann::json deploy_test::start_daemon(const std::string& probe_file, const std::string& run_id)
 {
   std::string ready = dir / ("run/datacrumbs-" + run_id + ".ready"), pid_file = dir / "daemon.pid";
+  started = std::time(nullptr);
   // Its stdout must not be the test's: ctest waits for every holder of that pipe to close it.
   EXPECT_EQ(
       run_shell(std::string(DATACRUMBS_BIN) + " " + shell_quote(probe_file) + " " + run_id +
@@ -40,9 +42,18 @@ nlohmann::json deploy_test::start_daemon(const std::string& probe_file, const st
 
 std::string deploy_test::expected_trace_path(const std::string& run_id) const
 {
-  std::time_t now = std::time(nullptr);
-  auto name = expand_trace_pattern(default_trace_pattern, {run_id, short_host_name(), "root", now});
-  return dir / ("traces/" + name.value_or("?"));
+  // The daemon dates it the day it started: between start_daemon's start and now (across UTC
+  // midnight, the one that exists; before the daemon wrote it, the start's day).
+  std::string first;
+  for (std::time_t day : {started, std::time(nullptr)}) {
+    auto name = expand_trace_pattern(default_trace_pattern, {run_id, short_host_name(), "root", day});
+    std::string path = dir / ("traces/" + name.value_or("?"));
+    if (std::filesystem::exists(path))
+      return path;
+    if (first.empty())
+      first = path;
+  }
+  return first;
 }
 
 void deploy_test::stop_daemon(const std::string& run_id)

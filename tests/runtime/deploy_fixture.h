@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -42,7 +43,8 @@ struct deploy_test : runtime_test {
               0);
     return signed_path;
   }
-  int daemon = 0;  // a daemon a test started: stopped at the end, whatever happened
+  int daemon = 0;           // a daemon a test started: stopped at the end, whatever happened
+  std::time_t started = 0;  // when start_daemon started it (its trace's date)
   void TearDown() override
   {
     if (daemon > 0)
@@ -54,7 +56,7 @@ struct deploy_test : runtime_test {
   // Starts the daemon in the background on `probe_file` and waits for its ready file; returns
   // what the ready file says.
   nlohmann::json start_daemon(const std::string& probe_file, const std::string& run_id);
-  // Where the daemon writes run `run_id`'s trace (the default pattern, today, this host).
+  // Where the daemon writes run `run_id`'s trace (the default pattern, its start's day, this host).
   std::string expected_trace_path(const std::string& run_id) const;
   // SIGTERM, then waits for the daemon to exit; its ready file must be gone.
   void stop_daemon(const std::string& run_id);

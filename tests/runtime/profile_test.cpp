@@ -23,7 +23,7 @@ counter_sum sum_counters(const traced_run& run, const std::string& cat, const st
   for (const auto& e : run.trace.lines) {
     if (e["ph"] != "C" || e["cat"] != cat || e["name"] != name)
       continue;
-    if (!path.empty() && files[e["args"].value("fhash", 0ull)] != path)
+    if (!path.empty() && files[e.value("fhash", 0ull)] != path)  // beside args, not in them
       continue;
     s.count += e["args"]["count"].get<uint64_t>();
     s.bytes += e["args"]["bytes"].get<uint64_t>();

@@ -236,10 +236,16 @@ TEST_F(decoder_fixture, ARunOfStagedSyscallRecordsIsEveryCallInOrder)
     s.args[2] = 100 + i;
     s.file_a = data_file;
     s.nr = SYS_read;
+    s.level = 1;
+    s.parent = -1;
+    s.id = (11ull << 30) + 2 * i + 1;
   }
-  // The FS operation that ended with the second read is staged just before it.
+  // The FS operation that ended with the second read is staged just before it; it is written
+  // after it, so viewers that nest by time nest it inside (same start, same end).
   dc_fs_event fs{};
-  fs.hdr = header(DC_REC_FS, 11, 5'001'100);
+  fs.hdr = header(DC_REC_FS, 11, 5'001'000);
+  fs.nest = {
+      .id = run[1].syscall.id + 1, .parent = static_cast<int64_t>(run[1].syscall.id), .level = 2, .flags = 0};
   fs.op = DC_FS_BUFFERED_READ;
   fs.file = data_file;
   fs.ret = 101;
@@ -252,11 +258,12 @@ TEST_F(decoder_fixture, ARunOfStagedSyscallRecordsIsEveryCallInOrder)
   EXPECT_EQ(dec->malformed(), 1u);
   auto ev = events();
   ASSERT_EQ(ev.size(), 4u);
-  EXPECT_EQ(ev[1]["cat"], "FS");
-  EXPECT_EQ(ev[1]["name"], "buffered_read");
-  EXPECT_EQ(ev[1]["args"]["first_page"], 2);
-  EXPECT_EQ(ev[1]["args"]["last_page"], 3);
-  ev.erase(ev.begin() + 1);
+  EXPECT_EQ(ev[2]["cat"], "FS");
+  EXPECT_EQ(ev[2]["name"], "buffered_read");
+  EXPECT_EQ(ev[2]["args"]["first_page"], 2);
+  EXPECT_EQ(ev[2]["args"]["last_page"], 3);
+  EXPECT_EQ(ev[2]["args"]["p_idx"], ev[1]["id"]);
+  ev.erase(ev.begin() + 2);
   for (size_t i = 0; i < ev.size(); ++i) {
     EXPECT_EQ(ev[i]["name"], "read");
     EXPECT_EQ(ev[i]["ts"], 5'000 + i);
@@ -315,8 +322,15 @@ TEST_F(decoder_fixture, ProfileCountersAreSamplesAndTheSummaryCountsTheirCalls)
   EXPECT_EQ(samples[0]["args"]["count"], 300);
   EXPECT_EQ(samples[0]["args"]["time_us"], 4500);
   EXPECT_EQ(samples[0]["args"]["bytes"], 300 * 4096);
-  EXPECT_EQ(samples[0]["args"]["fhash"], string_hash("/dir/data.bin"));
+  // The calls' summed time as dur (what dfanalyzer adds up as I/O time); the file beside args,
+  // which viewers draw as series, and a series id per layer and file.
+  EXPECT_EQ(samples[0]["dur"], 4500);
+  EXPECT_EQ(samples[0]["fhash"], string_hash("/dir/data.bin"));
+  EXPECT_FALSE(samples[0]["args"].contains("fhash"));
+  EXPECT_FALSE(samples[0]["args"].contains("hhash"));
+  EXPECT_EQ(samples[0]["id"], "POSIX /dir/data.bin");
   EXPECT_EQ(samples[1]["ts"], 8000);
+  EXPECT_EQ(samples[1]["id"], samples[0]["id"]);
 }
 
 }  // namespace

@@ -108,5 +108,66 @@ TEST_F(writer_fixture, ClosesAMemberWhenOldEnough)
   ASSERT_TRUE(w.finish({}));
 }
 
+// What viewers need of the lines (README "The trace file"): a ts on every line, device work on
+// lanes of its own naming the thread and call it was done for, run totals as metadata.
+TEST_F(writer_fixture, EveryLineHasATsDeviceWorkIsOnLanesTotalsAreMetadata)
+{
+  processes[100] = {100, 1, "app", "app", -1, {{100, {"app"}}}};
+  {
+    auto out = gzip_member_writer::create(path);
+    ASSERT_TRUE(out);
+    pfw_writer w(std::move(*out), "node1", 100);
+    trace_event call = pread_event(100, 0);
+    call.id = (100ull << 30) + 1;
+    call.level = 1;
+    w.write_event(call, {names, processes});
+    for (uint64_t start : {1'700'000'000'000'010ull, 1'700'000'000'000'012ull}) {  // overlapping
+      trace_event block;
+      block.name = "read";
+      block.category = "BLOCK";
+      block.pid = block.tid = 100;
+      block.ts_us = start;
+      block.dur_us = 5;
+      block.id = call.id + 1 + (start & 3);
+      block.parent = static_cast<int64_t>(call.id);
+      block.level = 2;
+      block.lane = lane_kind::device;
+      block.lane_dev = 8u << 20;
+      w.write_event(block, {names, processes});
+    }
+    trace_event totals;
+    totals.name = "page_cache";
+    totals.category = "PAGECACHE";
+    totals.pid = totals.tid = 100;
+    totals.ts_us = 1'700'000'000'000'100;
+    totals.add_arg("hits", 3);
+    w.write_totals(totals, {names, processes});
+    ASSERT_TRUE(w.finish({}));
+  }
+  auto t = test::parse_trace_text(test::read_gzip_members(path).text);
+  std::set<uint64_t> lanes;
+  int blocks = 0;
+  for (const auto& j : t.lines) {
+    EXPECT_TRUE(j.contains("ts")) << j;
+    if (j["name"] == "thread_name" && j["args"].contains("lane")) {
+      EXPECT_EQ(j["args"]["lane"], "device 8:0");
+      lanes.insert(j["tid"].get<uint64_t>());
+    }
+    if (j["cat"] == "BLOCK") {
+      ++blocks;
+      EXPECT_TRUE(lanes.count(j["tid"].get<uint64_t>())) << "lane named before use: " << j;
+      EXPECT_EQ(j["args"]["submit_tid"], 100);
+      EXPECT_EQ(j["args"]["submit_id"], (100ull << 30) + 1);
+      EXPECT_FALSE(j["args"].contains("p_idx"));
+    }
+    if (j["name"] == "page_cache") {
+      EXPECT_EQ(j["ph"], "M");
+      EXPECT_EQ(j["args"]["hits"], 3);
+    }
+  }
+  EXPECT_EQ(blocks, 2);
+  EXPECT_EQ(lanes.size(), 2u) << "overlapping requests on lanes of their own";
+}
+
 }  // namespace
 }  // namespace dc

@@ -25,8 +25,11 @@ TEST(Summary, AddsCountsBytesAndTimePerLayerAndProcess)
   process_table procs;
   procs[1] = {1, 0, "a b", "a", 0, {}};
   procs[2] = {2, 1, "a b", "a", 0, {}};
-  run_facts facts{{"a", "b"}, 3, 4, 0, {1, 0}, "t.pfw.gz"};
+  run_facts facts{{"a", "b"}, 3, 4, 0, {1, 0}, "t.pfw.gz", 0, 0.5};
   auto j = summary_json(s, procs, name_table{}, facts);
+  EXPECT_EQ(j["elapsed_s"], 0.5);
+  EXPECT_EQ(j["events"]["written_per_s"], 8.0);  // 4 events in half a second
+  EXPECT_EQ(j["events"]["counters_per_s"], 0.0);
   EXPECT_EQ(j["command"], nlohmann::json({"a", "b"}));
   EXPECT_EQ(j["exit_code"], 3);
   EXPECT_EQ(j["events"]["written"], 4);
@@ -36,6 +39,7 @@ TEST(Summary, AddsCountsBytesAndTimePerLayerAndProcess)
   EXPECT_EQ(j["processes"]["2"]["layers"]["POSIX"]["write"]["count"], 1);
   std::string text = summary_text(s, procs, facts);
   EXPECT_NE(text.find("events lost: 1"), std::string::npos);
+  EXPECT_NE(text.find("events written: 4 (8/s over 0.500 s)"), std::string::npos) << text;
   EXPECT_NE(text.find("t.pfw.gz"), std::string::npos);
 }
 
@@ -52,6 +56,7 @@ TEST(Summary, BlockLatencyPercentilesAreNearestRank)
   s.add(io_event("write", 1, 4096, 7));  // POSIX: no latency list
   process_table procs;
   auto j = summary_json(s, procs, name_table{}, run_facts{});
+  EXPECT_TRUE(j["events"]["written_per_s"].is_null()) << "no rate over no time";
   EXPECT_EQ(j["layers"]["BLOCK"]["write"]["latency_us"]["p50"], 20);
   EXPECT_EQ(j["layers"]["BLOCK"]["write"]["latency_us"]["max"], 40);
   EXPECT_FALSE(j["layers"]["POSIX"]["write"].contains("latency_us"));

@@ -46,6 +46,7 @@ TEST(trace_metadata, ClockLineAndRankLabels)
       EXPECT_EQ(j["args"]["ntp_offset_ns"], -2500);
       EXPECT_EQ(j["args"]["ntp_est_error_us"], 40);
       EXPECT_EQ(j["args"]["ntp_max_error_us"], 1500);
+      EXPECT_EQ(j["args"]["ntp_source"], "kernel");
     }
     if (j["name"] == "process_name") {
       ++named;
@@ -67,6 +68,29 @@ TEST(trace_metadata, TheHostClockRecordsTheOffsetItWasGiven)
   host_clock c = read_host_clock({12345});
   EXPECT_EQ(c.realtime_minus_monotonic_ns, 12345);
   EXPECT_GE(c.ntp_max_error_us, 0);
+  // chronyd's report is read only where its socket is.
+  EXPECT_EQ(c.ntp_source, access("/run/chrony/chronyd.sock", F_OK) == 0 ? "chrony" : "kernel");
+}
+
+// chronyc -c tracking as chrony 4.3 prints it: System time is signed (positive: the local clock
+// is slow, so NTP time minus local is positive).
+TEST(trace_metadata, ChronycTrackingGivesOffsetAndErrorBound)
+{
+  auto t = parse_chronyc_tracking(
+      "A9FEA97B,169.254.169.123,4,1700000000.123456789,0.000012345,-0.000001234,0.000045678,"
+      "-12.345,0.001,0.010,0.000400000,0.000123456,64.2,Normal\n");
+  ASSERT_TRUE(t);
+  EXPECT_DOUBLE_EQ(t->system_time_s, 0.000012345);
+  EXPECT_DOUBLE_EQ(t->root_delay_s, 0.0004);
+  EXPECT_DOUBLE_EQ(t->root_dispersion_s, 0.000123456);
+  EXPECT_TRUE(t->synchronized);
+  auto unsynced = parse_chronyc_tracking(
+      "00000000,,0,0.000000000,-0.000000002,0.000000000,0.000000000,0.000,0.000,0.000,"
+      "1.000000000,1.000000000,0.0,Not synchronised");
+  ASSERT_TRUE(unsynced);
+  EXPECT_FALSE(unsynced->synchronized);
+  EXPECT_FALSE(parse_chronyc_tracking("506 Cannot talk to daemon"));
+  EXPECT_FALSE(parse_chronyc_tracking("A,b,4,1,x,0,0,0,0,0,0,0,0,Normal"));
 }
 
 }  // namespace

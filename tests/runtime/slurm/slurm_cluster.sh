@@ -41,7 +41,9 @@ ctld_port=$(free_port)
 slurmd_port=$(free_port)
 [ "$ctld_port" != "$slurmd_port" ] || slurmd_port=$((ctld_port + 1))
 host=$(hostname -s)
-mkdir -p "$dir/munge" "$dir/state" "$dir/spool"
+mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/prolog.d" "$dir/epilog.d"
+ln -sf "$prefix/libexec/datacrumbs/datacrumbs-slurm-prolog" "$dir/prolog.d/datacrumbs-prolog"
+ln -sf "$prefix/libexec/datacrumbs/datacrumbs-slurm-epilog" "$dir/epilog.d/datacrumbs-epilog"
 chmod 0755 "$dir" "$dir/munge"
 dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none
 chmod 0400 "$dir/munge/munge.key"
@@ -78,9 +80,9 @@ ReturnToService=2
 SlurmdTimeout=300
 InactiveLimit=0
 KillWait=5
-# DataCrumbs: the lines an admin adds (README "SLURM").
-Prolog=$prefix/libexec/datacrumbs/datacrumbs-slurm-prolog
-Epilog=$prefix/libexec/datacrumbs/datacrumbs-slurm-epilog
+# DataCrumbs: the lines an admin adds (README "SLURM"), through symlinks as prolog.d setups have.
+Prolog=$dir/prolog.d/datacrumbs-prolog
+Epilog=$dir/epilog.d/datacrumbs-epilog
 PlugStackConfig=$dir/plugstack.conf
 NodeName=$host NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES

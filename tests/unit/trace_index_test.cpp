@@ -1,0 +1,130 @@
+// sink/trace_index: the zindex-form line index a run writes beside its trace. A reader fetches
+// line N the way zindex does (LineOffsets joined with AccessPoints, raw inflate from the access
+// point), and inflates only the member that holds it.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "sink/gzip_members.h"
+#include "sink/trace_index.h"
+#include "unit/trace_reader.h"
+
+namespace dc {
+namespace {
+
+struct fetched {
+  std::string line;
+  uint64_t compressed_read = 0;  // bytes of the file the reader inflated
+  uint64_t inflated = 0;         // bytes of text it produced
+};
+
+// Line n (1-based), as zindex's Index::getLine finds it.
+fetched fetch_line(const std::string& trace, const std::string& index, uint64_t n)
+{
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(index.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT offset, length, compressedOffset, uncompressedOffset, bitOffset "
+                               "FROM LineOffsets, AccessPoints WHERE offset >= uncompressedOffset AND "
+                               "offset <= uncompressedEndOffset AND line = ? LIMIT 1",
+                               -1, &q, nullptr),
+            SQLITE_OK);
+  sqlite3_bind_int64(q, 1, static_cast<sqlite3_int64>(n));
+  fetched f;
+  if (sqlite3_step(q) == SQLITE_ROW) {
+    uint64_t offset = sqlite3_column_int64(q, 0), length = sqlite3_column_int64(q, 1),
+             compressed = sqlite3_column_int64(q, 2), start = sqlite3_column_int64(q, 3);
+    EXPECT_EQ(sqlite3_column_int64(q, 4), 0);
+    std::ifstream in(trace, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(compressed));
+    z_stream zs{};
+    EXPECT_EQ(inflateInit2(&zs, -15), Z_OK);
+    std::string text;
+    std::vector<char> buf(4096), out(65536);
+    while (text.size() < offset - start + length) {
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      zs.next_in = reinterpret_cast<Bytef*>(buf.data());
+      zs.avail_in = static_cast<uInt>(in.gcount());
+      f.compressed_read += zs.avail_in;
+      if (zs.avail_in == 0)
+        break;
+      int r = Z_OK;
+      while (zs.avail_in && r == Z_OK) {
+        zs.next_out = reinterpret_cast<Bytef*>(out.data());
+        zs.avail_out = static_cast<uInt>(out.size());
+        r = inflate(&zs, Z_NO_FLUSH);
+        text.append(out.data(), out.size() - zs.avail_out);
+      }
+      if (r != Z_OK)
+        break;  // the member's end: a line never spans two
+    }
+    inflateEnd(&zs);
+    f.inflated = text.size();
+    f.line = text.substr(offset - start, length);
+  }
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  return f;
+}
+
+TEST(TraceIndex, AReaderFetchesLineNInflatingOnlyItsMember)
+{
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("idx." + std::to_string(getpid()) + ".pfw.gz"));
+  std::string index = path + ".zindex";
+  std::vector<std::string> lines;
+  {
+    auto out = gzip_member_writer::create(path);
+    ASSERT_TRUE(out);
+    for (int member = 0; member < 8; ++member) {
+      for (int i = 0; i < 5000; ++i) {
+        std::string line = "{\"id\":" + std::to_string(lines.size()) + ",\"name\":\"line " +
+                           std::to_string(lines.size()) + "\",\"pad\":\"" + std::string(i % 97, 'x') + "\"}";
+        lines.push_back(line);
+        out->buffer() += line + "\n";
+      }
+      ASSERT_TRUE(out->flush_member());
+    }
+    ASSERT_TRUE(out->close());
+    ASSERT_EQ(out->members().size(), 8u);
+    EXPECT_EQ(out->members().back().first_line + out->members().back().line_count - 1, lines.size());
+    ASSERT_TRUE(write_trace_index(path, out->members(), index));
+  }
+  uint64_t file_size = std::filesystem::file_size(path);
+  uint64_t text_size = 0;
+  for (const auto& l : lines) text_size += l.size() + 1;
+  for (uint64_t n : {1ull, 4999ull, 5000ull, 5001ull, 23456ull, 40000ull}) {
+    fetched f = fetch_line(path, index, n);
+    EXPECT_EQ(f.line, lines[n - 1] + "\n") << "line " << n;
+    // One member of eight: an eighth of the text, give or take the reader's 4 KiB reads.
+    EXPECT_LE(f.inflated, text_size / 8 + 65536) << "line " << n;
+    EXPECT_LE(f.compressed_read, file_size / 8 + 8192) << "line " << n;
+  }
+  EXPECT_TRUE(fetch_line(path, index, lines.size() + 1).line.empty());
+  std::filesystem::remove(path);
+  std::filesystem::remove(index);
+}
+
+TEST(TraceIndex, AnUnreadableTraceLeavesNoIndex)
+{
+  std::string index =
+      (std::filesystem::temp_directory_path() / ("idx." + std::to_string(getpid()) + ".zindex"));
+  std::vector<gzip_member_span> members = {
+      {.offset = 0, .compressed_size = 100, .text_size = 10, .line_count = 1}};
+  auto r = write_trace_index("/nonexistent/trace.pfw.gz", members, index);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("/nonexistent/trace.pfw.gz"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(index));
+  EXPECT_FALSE(std::filesystem::exists(index + ".tmp"));
+}
+
+}  // namespace
+}  // namespace dc
