@@ -4,8 +4,6 @@
 #include "common.bpf.h"
 #include "task_record.bpf.h"
 
-#define DC_SIGCONT 18
-
 /* New processes that catch SIGCONT, held at their exec rather than at fork. A forked child runs
  * its parent's handlers until it execs; continuing it at fork would run the parent's SIGCONT
  * handler in it (launchers such as mpirun then forward "signal 18" to their whole job). exec
@@ -78,9 +76,51 @@ int BPF_PROG(dc_process_fork, struct task_struct* parent, struct task_struct* ch
   return 0;
 }
 
+/* The holder's pid namespace (device and inode of its /proc/self/ns/pid), set by user space:
+ * the gate names the holder by its tgid there. */
+const volatile __u64 dc_holder_ns_dev = 0;
+const volatile __u64 dc_holder_ns_ino = 0;
+
+extern struct task_struct* bpf_task_from_pid(s32 pid) __ksym;
+extern void bpf_task_release(struct task_struct* p) __ksym;
+
+static long dc_continue_held(struct bpf_map* map, __u32* tgid, __u8* value, void* ctx)
+{
+  struct task_struct* t = bpf_task_from_pid(*tgid);
+  if (t) {
+    bpf_send_signal_task(t, DC_SIGCONT, PIDTYPE_TGID, 0);
+    bpf_task_release(t);
+  }
+  return 0;
+}
+
+/* The holder's last thread is exiting with the gate open: it was killed, since user space closes
+ * the gate before it stops continuing processes on every other way out. Nobody will continue a
+ * process held from now on, so: close the gate, then (after a barrier that dc_hold pairs with)
+ * continue every process still held. A process continued twice, here and by user space just
+ * before its death, only gets a second SIGCONT. */
+static __always_inline bool dc_holder_died(struct task_struct* p)
+{
+  __u32 zero = 0;
+  __u32* gate = bpf_map_lookup_elem(&dc_hold_gate, &zero);
+  if (!gate || !*gate)
+    return false;
+  struct bpf_pidns_info ns = {};
+  if (bpf_get_ns_current_pid_tgid(dc_holder_ns_dev, dc_holder_ns_ino, &ns, sizeof(ns)) || ns.tgid != *gate)
+    return false;
+  if (BPF_CORE_READ(p, signal, live.counter) != 0)
+    return true;
+  *(volatile __u32*)gate = 0;
+  dc_full_barrier();
+  bpf_for_each_map_elem(&dc_held, dc_continue_held, NULL, 0);
+  return true;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(dc_process_exit, struct task_struct* p)
 {
+  if (dc_holder_died(p))
+    return 0;
   if (dc_profiling()) { /* the thread's coalesced counters, before its state goes */
     struct dc_thread* t = bpf_task_storage_get(&dc_threads, p, 0, 0);
     if (t)
@@ -93,6 +133,7 @@ int BPF_PROG(dc_process_exit, struct task_struct* p)
   if (BPF_CORE_READ(p, signal, live.counter) != 0)
     return 0;
   bpf_map_delete_elem(&dc_traced, &tgid);
+  bpf_map_delete_elem(&dc_held, &tgid);
   /* Forked with a SIGCONT handler and never exec'd: it ran unheld, its probes never attached. */
   if (bpf_map_delete_elem(&dc_hold_at_exec, &tgid) == 0)
     dc_count_loss(DC_LOSS_NOT_HELD);

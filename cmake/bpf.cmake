@@ -32,11 +32,15 @@ function(datacrumbs_bpf_skeleton name)
   set(src ${CMAKE_SOURCE_DIR}/bpf/${name}.bpf.c)
   set(obj ${DATACRUMBS_BPF_OUT}/${name}.bpf.o)
   set(skel ${DATACRUMBS_BPF_OUT}/${name}.skel.h)
+  set(werror "")
+  if(DATACRUMBS_WERROR)
+    set(werror -Werror)
+  endif()
   add_custom_command(
     OUTPUT ${obj}
     # The headers it includes come from clang's dependency file: none can be forgotten.
     # -mcpu=v3: compare-and-swap and exchange (profile mode's per-thread slots, profile.bpf.h).
-    COMMAND ${BPF_CLANG} -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_${DATACRUMBS_BPF_ARCH}
+    COMMAND ${BPF_CLANG} -g -O2 -Wall ${werror} -target bpf -mcpu=v3 -D__TARGET_ARCH_${DATACRUMBS_BPF_ARCH}
             -I${DATACRUMBS_BPF_OUT} -I${CMAKE_SOURCE_DIR}/bpf -MD -MF ${obj}.d -MT ${obj} -c ${src} -o ${obj}
     DEPENDS ${src} ${DATACRUMBS_BPF_OUT}/vmlinux.h
     DEPFILE ${obj}.d

@@ -11,7 +11,8 @@ declared once. Rules:
   - a module's header may include only its own module and its public dependencies (whoever
     includes it gets only those by linking it);
   - the module table of docs/architecture.md (--docs) names the same links as the build.
-A header belongs to the library that compiles its .cpp, else to the library of its directory.
+A header belongs to the library that compiles its .cpp, else to the library of its directory (a
+header with a .cpp that no target of this build compiles belongs to none).
 Headers of tests/ are followed into (they are part of the test that includes them).
 
 Usage: check-includes.py --graph BUILD/module_graph.txt --root SOURCE_DIR [--docs FILE]
@@ -54,10 +55,14 @@ class graph:
                 self.by_stem[os.path.splitext(s)[0]] = lib
 
     def owner(self, path):
-        """The module library a header under src/ belongs to, or None."""
-        lib = self.by_stem.get(os.path.splitext(path)[0])
+        """The module library a header under src/ belongs to, or None (also for a header whose
+        own .cpp/.c this build does not compile: a build without BPF has no cli library)."""
+        stem = os.path.splitext(path)[0]
+        lib = self.by_stem.get(stem)
         if lib:
             return lib
+        if any(os.path.isfile(stem + ext) for ext in (".cpp", ".c")):
+            return None
         best = None
         for lib in self.libs:
             d = self.targets[lib]["dir"] + os.sep

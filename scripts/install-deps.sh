@@ -6,6 +6,9 @@ set -euo pipefail
 packages=(
   # build
   cmake ninja-build g++ clang llvm pkg-config clang-format
+  # the fuzz build (scripts/fuzz.sh, ctest fuzz_parsers): clang 19, whose <expected> support the
+  # C++23 code needs (Debian's clang 14 has none), and its libFuzzer and sanitizer runtimes
+  clang-19 libclang-rt-19-dev
   # BPF toolchain and libraries
   libbpf-dev bpftool libelf-dev zlib1g-dev libdeflate-dev
   # C++ libraries

@@ -39,7 +39,7 @@ endforeach()
 add_executable(runtime_tests
   runtime/pipeline_test.cpp runtime/workload_test.cpp runtime/trace_file_test.cpp runtime/cli_test.cpp
   runtime/block_test.cpp runtime/pagecache_test.cpp runtime/net_test.cpp runtime/fault_test.cpp runtime/fs_test.cpp runtime/uprobe_test.cpp runtime/hdf5_mpi_test.cpp runtime/mpi_launch_test.cpp runtime/deploy_test.cpp runtime/deploy_fixture.cpp runtime/deploy_modes_test.cpp runtime/postgres_test.cpp runtime/profile_test.cpp runtime/loop_fs.cpp runtime/runtime_helpers.cpp unit/trace_reader.cpp
-  runtime/analyze_csv_test.cpp)
+  runtime/analyze_csv_test.cpp runtime/bad_values_test.cpp)
 target_include_directories(runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(runtime_tests PRIVATE
   DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>" IO_WORKLOAD_BIN="$<TARGET_FILE:io_workload>" TCP_PAIR_BIN="$<TARGET_FILE:tcp_pair>"
@@ -137,6 +137,19 @@ endif()
 if(DATACRUMBS_FLUX_TESTS)
   gtest_discover_tests(flux_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30 TIMEOUT 900)
 endif()
+
+# Reliability under faults and attack (docs/reliability.md): the tools killed while they hold
+# processes, full and vanishing disks, storms, ring overflow, pid reuse, hostile paths and
+# clients. Each test prints its figure ("figure: ...") for the document to be checked against.
+add_executable(reliability_tests runtime/hold_kill_test.cpp runtime/disk_full_test.cpp runtime/process_tree.cpp runtime/deploy_fixture.cpp
+  runtime/runtime_helpers.cpp unit/trace_reader.cpp)
+target_include_directories(reliability_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(reliability_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>"
+  DATACRUMBS_BUILD_DIR="${CMAKE_BINARY_DIR}")
+target_link_libraries(reliability_tests PRIVATE datacrumbs_deploy GTest::gtest_main PkgConfig::ZLIB
+  nlohmann_json::nlohmann_json)
+add_dependencies(reliability_tests datacrumbs datacrumbs_probe_configurator datacrumbs_client datacrumbs_sign_probes)
+gtest_discover_tests(reliability_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30 TIMEOUT 600)
 
 # Real viewers read traces of a real mixed run (trace and profile mode): Chrome's trace model
 # (Node, @tracerbench/trace-model pinned in viewers/package-lock.json) with Perfetto's JSON

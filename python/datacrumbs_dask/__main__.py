@@ -1,6 +1,7 @@
 """python3 -m datacrumbs_dask PATH... [--scheduler URL] [--workers N] [--json F] [--csv D] [--html F]"""
 
 import argparse
+import glob
 import logging
 import os
 import shutil
@@ -10,29 +11,99 @@ from .inputs import expand_paths, split_indices
 from .run import analyze_on_cluster
 
 
+class _Parser(argparse.ArgumentParser):
+    """A bad command line is one line naming the problem, and exit 2 (argparse prints its usage
+    first; --help still shows it)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message}\n")
+
+
+def _whole_number(low, high):
+    def check(text):
+        if not text.isdigit() or not text.isascii():
+            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number ({low} to {high})")
+        if not low <= int(text) <= high:
+            raise argparse.ArgumentTypeError(f"'{text}' is out of range ({low} to {high})")
+        return int(text)
+    return check
+
+
+def _output_file(path):
+    """A file this tool creates (as analyze checks its own): not empty, not a directory, in a
+    directory that exists."""
+    parent = os.path.dirname(path)
+    if not path:
+        raise argparse.ArgumentTypeError("an empty path")
+    if os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"'{path}' is a directory, not a file")
+    if parent and not os.path.exists(parent):
+        raise argparse.ArgumentTypeError(f"'{path}': directory '{parent}' does not exist")
+    if parent and not os.path.isdir(parent):
+        raise argparse.ArgumentTypeError(f"'{path}': '{parent}' is not a directory")
+    return path
+
+
+def _output_directory(path):
+    if not path:
+        raise argparse.ArgumentTypeError("an empty path")
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"'{path}' exists and is not a directory")
+    up = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(up):
+        up = os.path.dirname(up)
+    if not os.path.isdir(up):
+        raise argparse.ArgumentTypeError(f"'{path}': '{up}' is not a directory")
+    return path
+
+
+def _input(path):
+    """A trace, a directory of them or a glob (a glob matching nothing is the report's problem)."""
+    if not path:
+        raise argparse.ArgumentTypeError("an empty path")
+    if not glob.has_magic(path) and not os.path.exists(path):
+        raise argparse.ArgumentTypeError(f"'{path}' does not exist")
+    return path
+
+
+def _executable(path):
+    if not path:
+        raise argparse.ArgumentTypeError("an empty path")
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        raise argparse.ArgumentTypeError(f"'{path}' is not an executable file")
+    return path
+
+
+def _not_empty(text):
+    if not text:
+        raise argparse.ArgumentTypeError("an empty value")
+    return text
+
+
 def _parser():
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="datacrumbs-dask",
         description="datacrumbs analyze over many traces on a Dask cluster: each worker analyzes "
                     "a subset (--partial), the partials are merged (--merge) into the same report.")
-    p.add_argument("paths", nargs="+", metavar="PATH",
+    p.add_argument("paths", nargs="+", metavar="PATH", type=_input,
                    help="trace files (.pfw, .pfw.gz), directories (searched recursively) or globs")
-    p.add_argument("--scheduler", metavar="URL",
+    p.add_argument("--scheduler", metavar="URL", type=_not_empty,
                    help="a running Dask scheduler (tcp://host:8786); default: a LocalCluster")
-    p.add_argument("--workers", type=int, metavar="N",
+    p.add_argument("--workers", type=_whole_number(1, 1024), metavar="N",
                    help="LocalCluster worker processes (default: 2, at most the cores)")
-    p.add_argument("--parts", type=int, metavar="N",
+    p.add_argument("--parts", type=_whole_number(1, 1 << 20), metavar="N",
                    help="subsets of the traces, one task each (default: 2 per worker)")
-    p.add_argument("--threads", type=int, metavar="N",
+    p.add_argument("--threads", type=_whole_number(1, 4096), metavar="N",
                    help="analyze threads per task (default: the cores of a worker)")
-    p.add_argument("--json", metavar="FILE", help="the report as JSON")
-    p.add_argument("--csv", metavar="DIR", help="the report as CSV files")
-    p.add_argument("--html", metavar="FILE", help="the report as one HTML page")
-    p.add_argument("--bin-ms", type=int, metavar="N", help="time-series bin width in milliseconds")
-    p.add_argument("--clock-skew-us", type=int, metavar="N",
+    p.add_argument("--json", metavar="FILE", type=_output_file, help="the report as JSON")
+    p.add_argument("--csv", metavar="DIR", type=_output_directory, help="the report as CSV files")
+    p.add_argument("--html", metavar="FILE", type=_output_file, help="the report as one HTML page")
+    p.add_argument("--bin-ms", type=_whole_number(1, 1 << 40), metavar="N",
+                   help="time-series bin width in milliseconds")
+    p.add_argument("--clock-skew-us", type=_whole_number(0, 1 << 40), metavar="N",
                    help="move a host's timestamps onto NTP time when its recorded clock offset "
                         "exceeds N us (default: analyze's, 1000); applied by each worker")
-    p.add_argument("--datacrumbs", metavar="BIN",
+    p.add_argument("--datacrumbs", metavar="BIN", type=_executable,
                    help="the datacrumbs binary, at the same path on every worker "
                         "(default: $DATACRUMBS_BIN, else datacrumbs on PATH)")
     return p
@@ -59,13 +130,6 @@ def _merge_args(args):
 
 def main(argv=None):
     args = _parser().parse_args(argv)
-    for name in ("workers", "parts", "threads", "bin_ms"):
-        if getattr(args, name) is not None and getattr(args, name) < 1:
-            print(f"datacrumbs-dask: --{name.replace('_', '-')} must be at least 1", file=sys.stderr)
-            return 2
-    if args.clock_skew_us is not None and args.clock_skew_us < 0:
-        print("datacrumbs-dask: --clock-skew-us must be at least 0", file=sys.stderr)
-        return 2
     if args.scheduler and args.workers:
         print("datacrumbs-dask: --workers sizes a LocalCluster; not with --scheduler", file=sys.stderr)
         return 2
@@ -80,6 +144,9 @@ def main(argv=None):
     if args.scheduler:
         try:
             client = Client(args.scheduler, timeout="30s")
+        except ValueError as e:  # not an address: distributed says why
+            print(f"datacrumbs-dask: --scheduler: {e}", file=sys.stderr)
+            return 2
         except (OSError, TimeoutError) as e:
             print(f"datacrumbs-dask: cannot reach scheduler {args.scheduler}: {e}", file=sys.stderr)
             return 1

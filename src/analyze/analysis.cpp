@@ -2,6 +2,8 @@
 
 #include "analyze/diagnostics.h"
 
+#include <vector>
+
 namespace dc::analyze {
 
 void analysis::merge(const analysis& o)
@@ -29,10 +31,33 @@ nlohmann::json analysis::partial() const
           {"clock", clock.partial()}};
 }
 
+namespace {
+
+// Whether j holds a float anywhere (walked with a stack of its own: nesting is the file's choice).
+bool holds_float(const nlohmann::json& j)
+{
+  std::vector<const nlohmann::json*> todo{&j};
+  while (!todo.empty()) {
+    const nlohmann::json* v = todo.back();
+    todo.pop_back();
+    if (v->is_number_float())
+      return true;
+    if (v->is_structured())
+      for (const auto& child : *v) todo.push_back(&child);
+  }
+  return false;
+}
+
+}  // namespace
+
 dc::result<analysis> analysis::from_partial(const nlohmann::json& j)
 {
   if (!j.is_object() || !j.contains("datacrumbs_partial") || j["datacrumbs_partial"] != partial_version)
     return dc::fail("not a version-" + std::to_string(partial_version) + " datacrumbs partial result");
+  // A partial holds whole numbers only. JSON gives a fractional or too-large number as a float,
+  // whose conversion to a counter would be undefined: such a file is no partial analyze wrote.
+  if (holds_float(j))
+    return dc::fail("not a datacrumbs partial result: it holds a number that is not a whole number in range");
   analysis a;
   auto section = [&](const char* key, auto& into, auto parse) -> dc::result<> {
     if (!j.contains(key))

@@ -87,10 +87,16 @@ std::string text_report(const nlohmann::json& r)
   for (const auto& l : r["layer_time"])
     out += fmt("%-9s %10llu %14llu %14llu %16llu %14llu\n", l["layer"].get<std::string>().c_str(),
                u(l["count"]), u(l["bytes"]), u(l["time_us"]), u(l["unoverlapped_us"]), u(l["top_level_us"]));
-  out += "\n" + timeline_text(r);
-  out += "\n" + counters_text(r);
-  if (std::string snaps = snapshots_text(r["snapshots"]); !snaps.empty())
-    out += "\n" + snaps;
+  out += "\n";
+  out += timeline_text(r);
+  // Appended in steps: "\n" + a temporary trips GCC 12's -Wrestrict at -O3 (a false positive
+  // inside libstdc++'s operator+, GCC bug 105329), and this way makes no temporary.
+  out += "\n";
+  out += counters_text(r);
+  if (std::string snaps = snapshots_text(r["snapshots"]); !snaps.empty()) {
+    out += "\n";
+    out += snaps;
+  }
   return out;
 }
 

@@ -37,7 +37,7 @@ bool executable_file(const std::string& path)
 result<std::string> resolve_command(const std::string& name)
 {
   if (name.empty())
-    return fail("no command given", 127);
+    return fail("no command given (an empty command name)", 2);
   if (name.find('/') != std::string::npos) {
     struct stat st {};
     if (stat(name.c_str(), &st) != 0)

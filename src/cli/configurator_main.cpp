@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cli/options.h"
 #include "cli/output_files.h"
 #include "config/probe_config.h"
 #include "config/system_config.h"
@@ -24,18 +25,20 @@ namespace {
 
 int fail_with(const std::string& message, int code)
 {
-  std::fprintf(stderr, "datacrumbs_probe_configurator: %s\n", message.c_str());
-  return code;
+  return dc::cli::report("datacrumbs_probe_configurator", message, code);
 }
 
-// A user name or number; the error names it.
+// A user name or number (a uid the kernel can have: below 2^32 - 1); the error names it.
 dc::result<uint32_t> uid_of(const std::string& user)
 {
-  if (!user.empty() && user.find_first_not_of("0123456789") == std::string::npos)
+  if (!user.empty() && user.find_first_not_of("0123456789") == std::string::npos) {
+    if (std::string why = dc::cli::check_whole_number(user, 0, 0xfffffffeu); !why.empty())
+      return dc::fail("--user: " + why, 2);
     return static_cast<uint32_t>(std::stoul(user));
+  }
   if (passwd* pw = getpwnam(user.c_str()))
     return pw->pw_uid;
-  return dc::fail("unknown user '" + user + "'", 2);
+  return dc::fail("--user: unknown user '" + user + "'", 2);
 }
 
 }  // namespace
@@ -44,16 +47,16 @@ int main(int argc, char** argv)
 {
   CLI::App app{"Resolve a probe config into a signed probe file", "datacrumbs_probe_configurator"};
   std::string config_path, out_path, user;
-  app.add_option("config", config_path, "probe config (capture_probes YAML)")->required();
-  app.add_option("output", out_path, "signed probe file to write (.json.gz)")->required();
-  app.add_option("--user", user, "the user whose processes the file may trace (name or uid)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    return fail_with(e.what(), 2);
-  }
+  app.add_option("config", config_path, "probe config (capture_probes YAML)")
+      ->required()
+      ->check(dc::cli::input_file());
+  app.add_option("output", out_path, "signed probe file to write (.json.gz)")
+      ->required()
+      ->check(dc::cli::output_file());
+  app.add_option("--user", user, "the user whose processes the file may trace (name or uid)")
+      ->check(dc::cli::not_empty());
+  if (auto code = dc::cli::parse(app, argc, argv, "datacrumbs_probe_configurator"))
+    return *code;
   const bool root = geteuid() == 0;
   if (!root && !user.empty())
     return fail_with("--user is for root: the signing service signs for the uid that asks", 2);

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/options.h"
 #include "cli/output_files.h"
 #include "cli/trace_pipeline.h"
 #include "config/system_config.h"
@@ -45,17 +46,6 @@ void wait_for_stop(const sigset_t& stop)
 
 }  // namespace
 
-result<> check_run_id(const std::string& run_id)
-{
-  bool ok = !run_id.empty() && run_id.size() <= 64 && run_id != "." && run_id != ".." &&
-            run_id.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
-                std::string::npos;
-  if (!ok)
-    return fail("invalid run id '" + run_id + "' (1-64 of letters, digits, '.', '_', '-'; not '.' or '..')",
-                2);
-  return {};
-}
-
 result<int> run_daemon(const daemon_options& options)
 {
   std::string run_id = options.run_id.empty() ? std::to_string(getpid()) : options.run_id;
@@ -63,6 +53,8 @@ result<int> run_daemon(const daemon_options& options)
     return std::unexpected(ok.error());
   if (geteuid() != 0)
     return fail("the daemon runs as root (it verifies with root's secret and traces other users)");
+  if (std::string why = cli::check_input_file(options.probe_file); !why.empty())
+    return fail("probe file " + why, 2);
   auto bytes = read_whole(options.probe_file);
   if (!bytes)
     return std::unexpected(bytes.error());
@@ -145,16 +137,14 @@ result<int> run_daemon(const daemon_options& options)
     std::fprintf(stderr, "datacrumbs: %s\n", failures.c_str());
   for (const auto& f : (*probes)->refused_functions())
     std::fprintf(stderr, "datacrumbs: the kernel cannot probe %s: skipped\n", f.c_str());
+  run_facts facts = (*pipeline)->facts({"datacrumbs", options.probe_file, run_id}, 0, trace_path,
+                                       probes_file->profile_interval_ms);
+  if (const auto& trace = (*pipeline)->trace_status(); !trace) {
+    std::fprintf(stderr, "%s", (*pipeline)->summary_text(facts).c_str());
+    return std::unexpected(trace.error());
+  }
   if (!finished)
     return std::unexpected(finished.error());
-  run_facts facts{{"datacrumbs", options.probe_file, run_id},
-                  0,
-                  (*pipeline)->events_written(),
-                  (*pipeline)->counters_written(),
-                  (*pipeline)->lost(),
-                  trace_path,
-                  probes_file->profile_interval_ms,
-                  (*pipeline)->elapsed_s()};
   std::fprintf(stderr, "%s", (*pipeline)->summary_text(facts).c_str());
   return 0;
 }

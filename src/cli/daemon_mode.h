@@ -16,9 +16,6 @@ struct daemon_options {
   bool verbose = false;
 };
 
-// Ok when a run id is safe to put in a file name: 1-64 of [A-Za-z0-9._-], not "." or "..".
-result<> check_run_id(const std::string& run_id);
-
 result<int> run_daemon(const daemon_options& options);
 
 }  // namespace dc

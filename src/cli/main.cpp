@@ -8,15 +8,21 @@
 #include "cli/daemon_mode.h"
 #include "cli/explore_mode.h"
 #include "cli/layers_mode.h"
+#include "cli/options.h"
 #include "cli/run_mode.h"
 #include "config/probe_config.h"
+#include "deploy/trace_name.h"
 
 namespace {
 
 int report(const dc::error& e)
 {
-  std::fprintf(stderr, "datacrumbs: %s\n", e.message.c_str());
-  return e.exit_code;
+  return dc::cli::report("datacrumbs", e.message, e.exit_code);
+}
+
+int refuse(const std::string& why)
+{
+  return dc::cli::report("datacrumbs", why, 2);
 }
 
 }  // namespace
@@ -25,10 +31,10 @@ int main(int argc, char** argv)
 {
   // The daemon: datacrumbs SIGNED-PROBES.json.gz [RUN-ID] (the form HPC sites script against).
   if (argc >= 2 && std::string_view(argv[1]).ends_with(".json.gz")) {
-    if (argc > 3) {
-      std::fprintf(stderr, "datacrumbs: usage: datacrumbs SIGNED-PROBES.json.gz [RUN-ID]\n");
-      return 2;
-    }
+    if (argc > 3)
+      return refuse("usage: datacrumbs SIGNED-PROBES.json.gz [RUN-ID]");
+    if (auto id = argc == 3 ? dc::check_run_id(argv[2]) : dc::result<>{}; !id)
+      return report(id.error());
     auto code = dc::run_daemon({argv[1], argc == 3 ? argv[2] : "", false});
     return code ? *code : report(code.error());
   }
@@ -37,33 +43,35 @@ int main(int argc, char** argv)
 
   dc::run_options run;
   auto* run_cmd = app.add_subcommand("run", "trace a command and its descendants from exec to exit");
-  run_cmd->add_option("-o,--output", run.trace_path,
-                      "trace file (.pfw.gz); default: a name in the current directory");
-  run_cmd->add_option("--summary", run.summary_path, "write the run summary as JSON to this file");
-  run_cmd->add_option("--ring-mb", run.ring_bytes, "event ring size in MiB (power of two)")
-      ->transform([](std::string s) { return std::to_string(std::stoull(s) << 20); })
-      ->check(CLI::Range(1ull << 20, 1ull << 31))
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            uint64_t n = std::stoull(v);
-            return (n & (n - 1)) == 0 ? std::string() : std::string("the ring size must be a power of two");
-          },
-          "POWER_OF_TWO"));
-  run_cmd->add_flag("-v,--verbose", run.verbose, "print libbpf's messages");
   run_cmd
-      ->add_option("--layers", run.layers,
+      ->add_option("-o,--output", run.trace_path,
+                   "trace file (.pfw.gz); default: a name in the current directory")
+      ->check(dc::cli::output_file());
+  run_cmd->add_option("--summary", run.summary_path, "write the run summary as JSON to this file")
+      ->check(dc::cli::output_file());
+  uint64_t ring_mb = run.ring_bytes >> 20;
+  run_cmd->add_option("--ring-mb", ring_mb, "event ring size in MiB (a power of two, 1 to 2048)")
+      ->check(dc::cli::whole_number(1, 2048))
+      ->check(dc::cli::power_of_two());
+  run_cmd->add_flag("-v,--verbose", run.verbose, "print libbpf's messages");
+  std::vector<std::string> layer_lists;
+  run_cmd
+      ->add_option("--layers", layer_lists,
                    "comma-separated layers to trace (default: all; see 'datacrumbs layers')")
-      ->delimiter(',')
+      ->check(dc::cli::comma_list())
       ->allow_extra_args(false);  // one word per use: a following "--" stays the separator
   run_cmd
       ->add_option(
           "--system", run.systems,
           "LABEL=REGEX: label processes whose name matches as a storage system (repeatable; built in: "
           "MinIO, Ceph, etcd, PostgreSQL, GlusterFS)")
+      ->check(dc::cli::not_empty())
       ->allow_extra_args(false);
-  run_cmd->add_option(
-      "--config", run.config_path,
-      "probe config (capture_probes YAML); default: the shipped default.yaml (kernel layers + stdio)");
+  run_cmd
+      ->add_option(
+          "--config", run.config_path,
+          "probe config (capture_probes YAML); default: the shipped default.yaml (kernel layers + stdio)")
+      ->check(dc::cli::input_file());
   run_cmd
       ->add_option("--mode", run.mode,
                    "trace: one event per call; profile: counters per interval, kept in the kernel "
@@ -72,10 +80,11 @@ int main(int argc, char** argv)
   run_cmd
       ->add_option("--interval-ms", run.interval_ms,
                    "profile mode's interval in milliseconds (default: the config's, else 1000)")
-      ->check(CLI::Range(dc::min_profile_interval_ms, dc::max_profile_interval_ms));
+      ->check(dc::cli::whole_number(dc::min_profile_interval_ms, dc::max_profile_interval_ms));
   run_cmd
       ->add_option("--snapshot-dir", run.snapshot_dirs,
                    "record the paths, sizes and mtimes under DIR at start and end (repeatable)")
+      ->check(dc::cli::input_directory())
       ->allow_extra_args(false);
   run_cmd->add_flag(
       "--no-index", run.no_index,
@@ -90,7 +99,8 @@ int main(int argc, char** argv)
   dc::explore_options explore;
   auto* explore_cmd = app.add_subcommand(
       "explore", "list the functions of a library or executable that can be probed, one per line");
-  explore_cmd->add_option("target", explore.target, "a library name (libc.so.6) or a path");
+  explore_cmd->add_option("target", explore.target, "a library name (libc.so.6) or a path")
+      ->check(dc::cli::not_empty());
   explore_cmd->add_option("--regex", explore.regex, "only names the regex matches whole (ECMAScript)");
   explore_cmd->add_flag("--kernel", explore.kernel,
                         "list the kernel's tracepoints and which layers are live");
@@ -101,70 +111,63 @@ int main(int argc, char** argv)
   auto* analyze_cmd = app.add_subcommand(
       "analyze", "report what traced programs did, from traces (ours or DFTracer's) or partial results");
   analyze_cmd->add_option("paths", analyze.inputs, "trace files, directories (searched recursively) or globs")
-      ->required();
+      ->required()
+      ->check(dc::cli::analyze_input());
   analyze_cmd->add_flag("--merge", analyze.merge, "the paths are partial results (--partial) to merge");
-  analyze_cmd->add_option("--json", analyze.json_path, "write the report as JSON to this file");
-  analyze_cmd->add_option("--csv", analyze.csv_dir, "write the CSV tables into this directory");
-  analyze_cmd->add_option("--html", analyze.html_path, "write the report as one self-contained HTML page");
-  analyze_cmd->add_option("--partial", analyze.partial_path,
-                          "also write a mergeable partial result of these inputs (.gz: gzipped)");
+  analyze_cmd->add_option("--json", analyze.json_path, "write the report as JSON to this file")
+      ->check(dc::cli::output_file());
+  analyze_cmd->add_option("--csv", analyze.csv_dir, "write the CSV tables into this directory")
+      ->check(dc::cli::output_directory());
+  analyze_cmd->add_option("--html", analyze.html_path, "write the report as one self-contained HTML page")
+      ->check(dc::cli::output_file());
+  analyze_cmd
+      ->add_option("--partial", analyze.partial_path,
+                   "also write a mergeable partial result of these inputs (.gz: gzipped)")
+      ->check(dc::cli::output_file());
   analyze_cmd
       ->add_option("--bin-ms", analyze.bin_ms, "time-series bin width in ms (default: from the run length)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+      ->check(dc::cli::whole_number(1, uint64_t{1} << 40));
   analyze_cmd->add_option("--threads", analyze.threads, "workers that inflate and parse (default: all cores)")
-      ->check(CLI::Range(1u, 4096u));
+      ->check(dc::cli::whole_number(1, 4096));
   analyze_cmd->add_flag("--no-progress", no_progress, "no progress bar on stderr");
   analyze_cmd
       ->add_option("--clock-skew-us", analyze.clock_skew_us,
                    "move a trace's timestamps onto NTP time when its host's recorded clock offset "
                    "exceeds this (default 1000; 0: any offset)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+      ->check(dc::cli::whole_number(0, uint64_t{1} << 40));
 
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run" &&
       std::string_view(argv[1]) != "layers" && std::string_view(argv[1]) != "explore" &&
       std::string_view(argv[1]) != "analyze") {
-    std::fprintf(
-        stderr,
-        "datacrumbs: unknown command '%s' (expected 'run', 'layers', 'explore', 'analyze' or a probe "
-        "file)\n",
-        argv[1]);
-    return 2;
+    return refuse("unknown command '" + std::string(argv[1]) +
+                  "' (expected 'run', 'layers', 'explore', 'analyze' or a probe file)");
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "datacrumbs: %s\n", e.what());
-    return 2;
-  }
+  if (auto code = dc::cli::parse(app, argc, argv, "datacrumbs"))
+    return *code;
+  run.ring_bytes = ring_mb << 20;
+  run.layers = dc::cli::split_commas(layer_lists);
 
   if (*run_cmd) {
     auto code = dc::run_traced(run);
     return code ? *code : report(code.error());
   }
   if (*analyze_cmd) {
-    if (analyze.merge && !analyze.partial_path.empty()) {
-      std::fprintf(stderr, "datacrumbs: analyze: --partial takes traces, not --merge's partials\n");
-      return 2;
-    }
-    if (analyze.merge && analyze.clock_skew_us >= 0) {
-      std::fprintf(stderr,
-                   "datacrumbs: analyze: --clock-skew-us applies when traces are read (with --partial), "
-                   "not to --merge's partials\n");
-      return 2;
-    }
+    if (analyze.merge && !analyze.partial_path.empty())
+      return refuse("analyze: --partial takes traces, not --merge's partials");
+    for (const std::string& partial : analyze.inputs)
+      if (std::string why = analyze.merge ? dc::cli::check_input_file(partial) : ""; !why.empty())
+        return refuse("analyze --merge: " + why);
+    if (analyze.merge && analyze.clock_skew_us >= 0)
+      return refuse(
+          "analyze: --clock-skew-us applies when traces are read (with --partial), not to --merge's "
+          "partials");
     analyze.progress = !no_progress;
     auto code = dc::run_analyze(analyze);
     return code ? *code : report(code.error());
   }
   if (*explore_cmd) {
-    if (explore.kernel == !explore.target.empty()) {
-      std::fprintf(stderr, "datacrumbs: explore takes a library or executable, or --kernel\n");
-      return 2;
-    }
+    if (explore.kernel == !explore.target.empty())
+      return refuse("explore takes a library or executable, or --kernel");
     auto code = dc::explore(explore);
     return code ? *code : report(code.error());
   }

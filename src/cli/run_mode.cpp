@@ -1,6 +1,7 @@
 #include "cli/run_mode.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -20,13 +21,17 @@ namespace dc {
 
 namespace {
 
-// Removes the trace file if the run fails before the command starts.
+// Removes the trace file if the run fails before the command starts, if its path still names
+// the file this run created.
 struct unlink_unless_kept {
   std::string path;
+  std::pair<uint64_t, uint64_t> identity;  // device, inode
   bool keep = false;
   ~unlink_unless_kept()
   {
-    if (!keep)
+    struct stat st {};
+    if (!keep && ::lstat(path.c_str(), &st) == 0 &&
+        std::pair<uint64_t, uint64_t>(st.st_dev, st.st_ino) == identity)
       ::unlink(path.c_str());
   }
 };
@@ -75,7 +80,7 @@ result<int> run_traced(const run_options& options)
                                                gzip_member_writer::default_workers());
   if (!trace_file)
     return std::unexpected(trace_file.error());
-  unlink_unless_kept trace_guard{trace_path};
+  unlink_unless_kept trace_guard{trace_path, trace_file->identity()};
   std::optional<pending_file> summary_file;
   if (!options.summary_path.empty()) {
     auto reserved = pending_file::reserve(options.summary_path);
@@ -134,19 +139,18 @@ result<int> run_traced(const run_options& options)
   auto finished = (*pipeline)->finish();
   if (!released)
     return std::unexpected(released.error());
-  if (!finished)
+  // A trace file that failed (a full disk, its directory removed) costs the trace, not the run:
+  // the command ran to its end, and the summary says what the trace is missing.
+  // The tool's status is the command's, or 1 when the command succeeded but its trace did not.
+  bool trace_failed = !(*pipeline)->trace_status();
+  if (trace_failed)
+    std::fprintf(stderr, "datacrumbs: %s\n", (*pipeline)->trace_status().error().message.c_str());
+  else if (!finished)
     return std::unexpected(finished.error());
   if (auto failures = (*probes)->hold_failures(); !failures.empty())
     std::fprintf(stderr, "datacrumbs: %s\n", failures.c_str());
 
-  run_facts facts{options.command,
-                  exit_code,
-                  (*pipeline)->events_written(),
-                  (*pipeline)->counters_written(),
-                  (*pipeline)->lost(),
-                  trace_path,
-                  interval_ms,
-                  (*pipeline)->elapsed_s()};
+  run_facts facts = (*pipeline)->facts(options.command, exit_code, trace_path, interval_ms);
   if (summary_file) {
     auto written = summary_file->commit((*pipeline)->summary_json(facts).dump(2) + "\n");
     if (!written)
@@ -156,7 +160,7 @@ result<int> run_traced(const run_options& options)
   if ((*pipeline)->malformed())
     std::fprintf(stderr, "datacrumbs: %llu malformed records were skipped\n",
                  static_cast<unsigned long long>((*pipeline)->malformed()));
-  return exit_code;
+  return trace_failed && exit_code == 0 ? 1 : exit_code;
 }
 
 }  // namespace dc

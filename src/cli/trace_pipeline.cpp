@@ -75,6 +75,10 @@ result<std::unique_ptr<trace_pipeline>> trace_pipeline::start(session& probes, g
       new trace_pipeline(probes, std::move(trace_file), root_pid, std::move(rules)));
   p->snapshots_ = std::move(snapshots);
   write_start_snapshots(p->writer_, p->snapshots_, p->process_snapshots_, root_pid);
+  // The first part is written before anything is traced: a path that takes no writes (a full
+  // disk, a /proc file) is refused here, before the command runs.
+  if (auto first = p->writer_.flush_through(); !first)
+    return std::unexpected(first.error());
   std::unique_ptr<profile_reader> profile;
   if (probes.profile_fd() >= 0)
     profile =
@@ -113,6 +117,17 @@ result<> trace_pipeline::finish()
   if (!drained)
     return drained;
   return finished;
+}
+
+run_facts trace_pipeline::facts(std::vector<std::string> command, int exit_code,
+                                const std::string& trace_path, uint64_t interval_ms) const
+{
+  run_facts f{
+      std::move(command), exit_code,  writer_.events_written(), writer_.counters_written(), lost_, trace_path,
+      interval_ms,        elapsed_s()};
+  f.events_unwritten = writer_.events_unwritten();
+  f.counters_unwritten = writer_.counters_unwritten();
+  return f;
 }
 
 nlohmann::json trace_pipeline::summary_json(const run_facts& facts) const

@@ -36,11 +36,15 @@ class trace_pipeline {
   result<> finish();
   void skip_index() { index_ = false; }
 
+  // After finish(): the facts of the run the writer knows (written, unwritten, lost).
+  run_facts facts(std::vector<std::string> command, int exit_code, const std::string& trace_path,
+                  uint64_t interval_ms) const;
   // After finish(): the JSON summary and the text one.
   nlohmann::json summary_json(const run_facts& facts) const;
   std::string summary_text(const run_facts& facts) const;
-  uint64_t events_written() const { return writer_.events_written(); }
-  uint64_t counters_written() const { return writer_.counters_written(); }
+  // The trace file failed (the error names it): the command runs on, the trace is a prefix of
+  // whole parts, and the summary counts what is not in it.
+  const result<>& trace_status() const { return writer_.status(); }
   const loss_counts& lost() const { return lost_; }
   uint64_t malformed() const { return dec_.malformed(); }
   // Seconds from start() to the end of finish()'s drain: the run the summary's rates are over.

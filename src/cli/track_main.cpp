@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "cli/options.h"
 #include "core/install_paths.h"
 #include "explore/elf_kind.h"
 
@@ -21,19 +22,13 @@ int main(int argc, char** argv)
                        : "Add the DataCrumbs client library to an executable's dependencies",
                me};
   std::string executable;
-  app.add_option("--executable", executable, "the dynamic ELF executable to edit")->required();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "%s: %s\n", me, e.what());
-    return 2;
-  }
-  if (auto ok = dc::check_dynamic_elf(executable); !ok) {
-    std::fprintf(stderr, "%s: %s\n", me, ok.error().message.c_str());
-    return ok.error().exit_code;
-  }
+  app.add_option("--executable", executable, "the dynamic ELF executable to edit")
+      ->required()
+      ->check(dc::cli::input_file());
+  if (auto code = dc::cli::parse(app, argc, argv, me))
+    return *code;
+  if (auto ok = dc::check_dynamic_elf(executable); !ok)
+    return dc::cli::report(me, ok.error().message, ok.error().exit_code);
   // By absolute path: the dependency is then found without any search path.
   std::string lib = dc::installed_path("lib/libdatacrumbs_client.so");
   pid_t pid = fork();
@@ -45,8 +40,7 @@ int main(int argc, char** argv)
   }
   int status = 0;
   if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "%s: patchelf could not edit '%s'\n", me, executable.c_str());
-    return 1;
+    return dc::cli::report(me, "patchelf could not edit '" + executable + "'", 1);
   }
   return 0;
 }

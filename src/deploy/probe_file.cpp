@@ -14,6 +14,8 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 namespace dc {
@@ -152,22 +154,37 @@ std::string probe_file_content(const probe_file& probes)
 result<probe_file> parse_probe_file_content(const std::string& text)
 {
   nlohmann::json c = nlohmann::json::parse(text, nullptr, false);
+  // A number the file holds: a whole number up to max. JSON gives a negative, fractional or
+  // too-large number as a float, whose conversion to an unsigned field would be undefined.
+  auto whole = [](const nlohmann::json& o, const char* key, uint64_t max,
+                  std::optional<uint64_t> absent = std::nullopt) -> uint64_t {
+    if (!o.contains(key) && absent)
+      return *absent;
+    const nlohmann::json& v = o.at(key);
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > max)
+      throw std::out_of_range(std::string("'") + key + "' is not a whole number up to " +
+                              std::to_string(max));
+    return v.get<uint64_t>();
+  };
   try {
+    if (!c.is_object())
+      return fail("malformed probe file: not a JSON object");
     probe_file p;
-    p.uid = c.at("uid");
+    p.uid = static_cast<uint32_t>(whole(c, "uid", UINT32_MAX - 1));  // (uid_t)-1 is no one's
     p.config_path = c.at("config");
     p.kernel_layers = c.at("kernel_layers").get<std::vector<std::string>>();
     for (const auto& u : c.at("uprobes"))
-      p.uprobes.push_back({u.at("category"), u.at("function"), u.at("binary"), u.at("offset"),
-                           u.value("usdt", false), u.value("semaphore", uint64_t{0})});
+      p.uprobes.push_back({u.at("category"), u.at("function"), u.at("binary"), whole(u, "offset", UINT64_MAX),
+                           u.value("usdt", false), whole(u, "semaphore", UINT64_MAX, 0)});
     for (const auto& e : c.value("uprobe_entries", nlohmann::json::array()))
       p.uprobe_entries.push_back({e.at("category"), e.at("regex")});
-    p.profile_interval_ms = c.value("profile_interval_ms", uint64_t{0});
-    if (p.profile_interval_ms != 0 &&
-        (p.profile_interval_ms < min_profile_interval_ms || p.profile_interval_ms > max_profile_interval_ms))
+    p.profile_interval_ms = whole(c, "profile_interval_ms", max_profile_interval_ms, 0);
+    if (p.profile_interval_ms != 0 && p.profile_interval_ms < min_profile_interval_ms)
       return fail("malformed probe file: profile_interval_ms out of range");
     return p;
   } catch (const nlohmann::json::exception& e) {
+    return fail(std::string("malformed probe file: ") + e.what());
+  } catch (const std::out_of_range& e) {
     return fail(std::string("malformed probe file: ") + e.what());
   }
 }

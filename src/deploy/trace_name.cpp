@@ -13,6 +13,17 @@ std::string two_digits(int v)
 
 }  // namespace
 
+result<> check_run_id(const std::string& run_id)
+{
+  bool ok = !run_id.empty() && run_id.size() <= 64 && run_id != "." && run_id != ".." &&
+            run_id.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
+                std::string::npos;
+  if (!ok)
+    return fail("invalid run id '" + run_id + "' (1-64 of letters, digits, '.', '_', '-'; not '.' or '..')",
+                2);
+  return {};
+}
+
 std::string short_host_name()
 {
   char buf[256] = {};

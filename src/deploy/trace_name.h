@@ -23,6 +23,9 @@ struct trace_name_fields {
 // a field that would add a path component (a '/' in a host or user name).
 result<std::string> expand_trace_pattern(const std::string& pattern, const trace_name_fields& fields);
 
+// Ok when a run id is safe to put in a file name: 1-64 of [A-Za-z0-9._-], not "." or "..".
+result<> check_run_id(const std::string& run_id);
+
 // This machine's host name up to its first '.'.
 std::string short_host_name();
 

@@ -25,7 +25,7 @@ result<> elf_file::open(const std::string& path)
     return fail("cannot open '" + path + "': " + std::strerror(errno));
   elf_ = elf_begin(fd_, ELF_C_READ, nullptr);
   if (!elf_ || elf_kind(elf_) != ELF_K_ELF)
-    return fail("'" + path + "' is not an ELF file");
+    return fail("'" + path + "' is not an ELF file", 2);
   return {};
 }
 

@@ -72,8 +72,11 @@ result<std::string> resolve_binary(std::string_view name_or_path)
   std::string name(name_or_path);
   if (name.find('/') != std::string::npos) {
     std::error_code ec;
-    if (!fs::is_regular_file(name, ec))
-      return fail("'" + name + "' is not a file");
+    auto st = fs::status(name, ec);
+    if (!fs::exists(st))
+      return fail("'" + name + "' does not exist", 2);
+    if (!fs::is_regular_file(st))
+      return fail("'" + name + "' is not a file", 2);
     return fs::canonical(name, ec).string();
   }
   // The multiarch and classic library directories, in the loader's order.
@@ -84,7 +87,7 @@ result<std::string> resolve_binary(std::string_view name_or_path)
     if (fs::is_regular_file(candidate, ec))
       return fs::canonical(candidate, ec).string();
   }
-  return fail("cannot find '" + name + "' (give a path, or a library name in the standard directories)");
+  return fail("cannot find '" + name + "' (give a path, or a library name in the standard directories)", 2);
 }
 
 }  // namespace dc

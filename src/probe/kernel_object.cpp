@@ -61,6 +61,8 @@ result<> configure(datacrumbs_bpf* skel, const object_settings& s)
   skel->rodata->dc_wake_mark = s.wake_mark;
   skel->rodata->dc_hold_new = s.hold_new;
   skel->rodata->dc_page_shift = s.page_shift;
+  skel->rodata->dc_holder_ns_dev = s.holder_ns_dev;
+  skel->rodata->dc_holder_ns_ino = s.holder_ns_ino;
   skel->rodata->dc_profile_interval_ns = s.profile_interval_ns;
   // About three intervals are in the map at once; an event that finds no room is counted lost.
   if (int err = bpf_map__set_max_entries(skel->maps.dc_profile, s.profile_entries); err)

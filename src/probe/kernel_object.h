@@ -22,6 +22,8 @@ struct object_settings {
   uint32_t profile_entries = 1;      // size of the profile-mode counter map
   bool verbose = false;              // libbpf's messages on stderr
   uint32_t page_shift = 12;          // log2 of the kernel's page size (sysconf)
+  uint64_t holder_ns_dev = 0;        // this process's pid namespace (/proc/self/ns/pid), by which
+  uint64_t holder_ns_ino = 0;        // the kernel knows the holder's death
 };
 
 struct loaded_object {

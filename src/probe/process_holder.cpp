@@ -1,5 +1,6 @@
 #include "probe/process_holder.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <signal.h>
 
@@ -13,9 +14,9 @@ extern "C" {
 
 namespace dc {
 
-result<std::unique_ptr<process_holder>> process_holder::start(int holds_fd, user_probes& probes)
+result<std::unique_ptr<process_holder>> process_holder::start(int holds_fd, int held_fd, user_probes& probes)
 {
-  std::unique_ptr<process_holder> h(new process_holder(probes));
+  std::unique_ptr<process_holder> h(new process_holder(held_fd, probes));
   h->ring_ = ring_buffer__new(holds_fd, &process_holder::on_record, h.get(), nullptr);
   if (!h->ring_)
     return fail(std::string("cannot open the hold ring: ") + std::strerror(errno));
@@ -49,7 +50,10 @@ int process_holder::on_record(void* ctx, void* data, size_t size)
   // the process.
   if (auto attached = self->probes_.attach_process(r.tgid); !attached && kill(r.tgid, 0) == 0)
     self->note_failure(attached.error().message);
+  // Continued, then out of the kernel's held set: killed in between, this process's death
+  // continues it a second time (harmless); the other order could leave it stopped.
   kill(static_cast<pid_t>(r.tgid), SIGCONT);
+  (void)bpf_map_delete_elem(self->held_fd_, &r.tgid);
   return 0;
 }
 

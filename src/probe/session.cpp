@@ -2,6 +2,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -117,7 +118,7 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     if (auto gate = s->set_hold_gate(false); !gate)
       return std::unexpected(gate.error());
   if (s->user_probes_) {
-    auto holder = process_holder::start(s->maps_.holds_fd, *s->user_probes_);
+    auto holder = process_holder::start(s->maps_.holds_fd, s->maps_.held_fd, *s->user_probes_);
     if (!holder)
       return std::unexpected(holder.error());
     s->holder_ = std::move(*holder);
@@ -130,6 +131,11 @@ result<> session::load(const session_options& options, const std::vector<std::un
   maps_.hold_new = !uprobe_targets_.empty() || !uprobe_entries_.empty();
   maps_.wake_mark = options.ring_bytes / 4;
   maps_.profile_interval_ns = options.profile_interval_ns;
+  // The kernel continues held processes if this one dies with the gate open (it names this
+  // process by its pid in its own pid namespace, which may not be the kernel's).
+  struct stat pidns {};
+  if (maps_.hold_new && stat("/proc/self/ns/pid", &pidns) != 0)
+    return fail(std::string("cannot read this process's pid namespace: ") + std::strerror(errno));
   object_settings settings{
       options.ring_bytes,
       maps_.wake_mark,
@@ -137,7 +143,9 @@ result<> session::load(const session_options& options, const std::vector<std::un
       maps_.profile_interval_ns,
       maps_.profile_interval_ns ? profile_map_entries : 1,
       options.verbose,
-      static_cast<uint32_t>(std::countr_zero(static_cast<uint64_t>(sysconf(_SC_PAGESIZE))))};
+      static_cast<uint32_t>(std::countr_zero(static_cast<uint64_t>(sysconf(_SC_PAGESIZE)))),
+      pidns.st_dev,
+      pidns.st_ino};
   auto object = load_object(settings, layers, all_layer_names());
   if (!object)
     return std::unexpected(object.error());
@@ -150,6 +158,7 @@ result<> session::load(const session_options& options, const std::vector<std::un
   maps_.profile_fd = bpf_map__fd(skel_->maps.dc_profile);
   maps_.holds_fd = bpf_map__fd(skel_->maps.dc_holds);
   maps_.hold_gate_fd = bpf_map__fd(skel_->maps.dc_hold_gate);
+  maps_.held_fd = bpf_map__fd(skel_->maps.dc_held);
   if (auto gate = set_hold_gate(maps_.hold_new); !gate)
     return gate;
   bpf_program* prog;
@@ -213,7 +222,7 @@ std::string session::hold_failures() const
 
 result<> session::set_hold_gate(bool open)
 {
-  uint32_t zero = 0, value = open ? 1 : 0;
+  uint32_t zero = 0, value = open ? static_cast<uint32_t>(getpid()) : 0;
   if (bpf_map_update_elem(maps_.hold_gate_fd, &zero, &value, BPF_ANY) != 0)
     return fail(std::string("cannot ") + (open ? "open" : "close") +
                 " the gate that holds new processes: " + std::strerror(errno));

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <libdeflate.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,7 +41,8 @@ result<> compress_member(libdeflate_compressor* c, const std::string& path, cons
   return {};
 }
 
-// Writes a compressed member after the last of spans and appends its span.
+// Writes a compressed member after the last of spans and appends its span. A member that
+// cannot be written whole is cut off again: its written part would be a corrupt tail.
 result<> write_member(int fd, const std::string& path, const compressed_member& member,
                       std::vector<gzip_member_span>& spans)
 {
@@ -48,8 +50,16 @@ result<> write_member(int fd, const std::string& path, const compressed_member& 
     ssize_t w = ::write(fd, member.bytes.data() + done, n - done);
     if (w < 0 && errno == EINTR)
       continue;
-    if (w <= 0)
-      return fail("cannot write '" + path + "': " + std::strerror(errno));
+    if (w <= 0) {
+      int why = w < 0 ? errno : ENOSPC;
+      uint64_t whole = spans.empty() ? 0 : spans.back().offset + spans.back().compressed_size;
+      std::string cut =
+          ::ftruncate(fd, static_cast<off_t>(whole)) == 0
+              ? ""
+              : std::string("; its incomplete last part could not be cut off: ") + std::strerror(errno);
+      return fail("cannot write '" + path + "': " + std::strerror(why) + " (the trace ends after " +
+                  std::to_string(spans.size()) + " complete parts" + cut + ")");
+    }
     done += static_cast<size_t>(w);
   }
   gzip_member_span span = member.span;
@@ -77,6 +87,7 @@ struct gzip_member_writer::workers {
   struct job {
     uint64_t number;
     std::string text;
+    member_tally tally;
   };
   int fd = -1;
   std::string path;
@@ -89,6 +100,7 @@ struct gzip_member_writer::workers {
   bool stopping = false;
   result<> first_error;
   std::vector<gzip_member_span> spans;
+  member_tally written;
   std::vector<std::thread> threads;
 
   void run(std::unique_ptr<libdeflate_compressor, compressor_closer> c)
@@ -111,6 +123,10 @@ struct gzip_member_writer::workers {
         lock.unlock();
         done = write_member(fd, path, member, spans);
         lock.lock();
+        if (done) {
+          written.events += j.tally.events;
+          written.counters += j.tally.counters;
+        }
       }
       if (!done && first_error)
         first_error = std::unexpected(done.error());
@@ -128,9 +144,26 @@ int gzip_member_writer::default_workers()
 
 result<gzip_member_writer> gzip_member_writer::create(const std::string& path, int level, int workers)
 {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  // A device is not even opened (opening some has effects: a watchdog, a tape); a FIFO planted
+  // after this look fails to open (O_NONBLOCK, no reader) or is refused below. Not O_TRUNC:
+  // what is there is looked at before anything of it is cut.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+    return fail("cannot create '" + path + "': not a regular file");
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd < 0)
-    return fail("cannot create '" + path + "': " + std::strerror(errno));
+    return fail("cannot create '" + path + "': " +
+                (errno == ELOOP ? std::string("a symbolic link (never followed)") : std::strerror(errno)));
+  (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  std::string refused = ::fstat(fd, &st) != 0  ? std::string(std::strerror(errno))
+                        : !S_ISREG(st.st_mode) ? "not a regular file"
+                        : st.st_nlink > 1 ? "it has other hard links (refusing to overwrite a linked file)"
+                        : ::ftruncate(fd, 0) != 0 ? std::string(std::strerror(errno))
+                                                  : "";
+  if (!refused.empty()) {
+    ::close(fd);
+    return fail("cannot create '" + path + "': " + refused);
+  }
   libdeflate_compressor* c = libdeflate_alloc_compressor(level);
   if (!c) {
     ::close(fd);
@@ -166,7 +199,9 @@ gzip_member_writer::gzip_member_writer(gzip_member_writer&& o) noexcept
       compressed_(std::move(o.compressed_)),
       members_(o.members_),
       spans_(std::move(o.spans_)),
-      workers_(std::move(o.workers_))
+      workers_(std::move(o.workers_)),
+      written_(o.written_),
+      failed_(o.failed_)
 {
 }
 
@@ -180,6 +215,8 @@ gzip_member_writer& gzip_member_writer::operator=(gzip_member_writer&& o) noexce
   std::swap(members_, o.members_);
   std::swap(spans_, o.spans_);
   std::swap(workers_, o.workers_);
+  std::swap(written_, o.written_);
+  std::swap(failed_, o.failed_);
   return *this;
 }
 
@@ -203,11 +240,37 @@ void gzip_member_writer::stop_workers()
   workers_->changed.notify_all();
   for (std::thread& t : workers_->threads) t.join();
   spans_ = std::move(workers_->spans);
+  written_ = workers_->written;
   workers_.reset();
 }
 
-result<> gzip_member_writer::flush_member()
+void gzip_member_writer::abandon()
 {
+  failed_ = true;
+  pending_.clear();
+  stop_workers();
+}
+
+std::pair<uint64_t, uint64_t> gzip_member_writer::identity() const
+{
+  struct stat st {};
+  if (fd_ < 0 || ::fstat(fd_, &st) != 0)
+    return {0, 0};
+  return {st.st_dev, st.st_ino};
+}
+
+bool gzip_member_writer::removed() const
+{
+  struct stat st {};
+  return fd_ >= 0 && ::fstat(fd_, &st) == 0 && st.st_nlink == 0;
+}
+
+result<> gzip_member_writer::flush_member(member_tally tally)
+{
+  if (failed_) {
+    pending_.clear();
+    return fail("trace file '" + path_ + "' already failed");
+  }
   if (pending_.empty())
     return {};
   if (fd_ < 0)
@@ -220,12 +283,23 @@ result<> gzip_member_writer::flush_member()
     compressed_ = std::move(member.bytes);
     pending_.clear();
     ++members_;
+    if (!done)
+      failed_ = true;
+    else {
+      written_.events += tally.events;
+      written_.counters += tally.counters;
+    }
     return done;
   }
   workers& w = *workers_;
   std::unique_lock lock(w.m);
   w.changed.wait(lock, [&] { return w.handed - w.next_write < w.most_held; });
-  w.queue.push_back({w.handed++, std::move(pending_)});
+  if (!w.first_error) {  // an earlier member failed: nothing more is written
+    failed_ = true;
+    pending_.clear();
+    return w.first_error;
+  }
+  w.queue.push_back({w.handed++, std::move(pending_), tally});
   pending_.clear();
   if (!w.spare.empty()) {
     pending_ = std::move(w.spare.back());  // empty, with its capacity: no page faults refilling it
@@ -236,16 +310,22 @@ result<> gzip_member_writer::flush_member()
   return w.first_error;
 }
 
-result<> gzip_member_writer::close()
+result<> gzip_member_writer::drain()
 {
-  auto flushed = flush_member();
+  if (!workers_)
+    return {};
+  std::unique_lock lock(workers_->m);
+  workers_->changed.wait(lock, [&] { return workers_->next_write == workers_->handed; });
+  written_ = workers_->written;
+  return workers_->first_error;
+}
+
+result<> gzip_member_writer::close(member_tally tally)
+{
+  auto flushed = flush_member(tally);
   if (workers_) {
-    {
-      std::unique_lock lock(workers_->m);
-      workers_->changed.wait(lock, [&] { return workers_->next_write == workers_->handed; });
-      if (flushed)
-        flushed = workers_->first_error;
-    }
+    if (auto drained = drain(); flushed)
+      flushed = drained;
     stop_workers();
   }
   if (fd_ >= 0 && ::close(std::exchange(fd_, -1)) != 0 && flushed)

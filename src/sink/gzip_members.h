@@ -29,6 +29,13 @@ struct gzip_member_span {
   uint64_t line_count = 0;       // it ends at a line end: every line is whole in one member
 };
 
+// What the caller put in a member (its events, say), summed over the members written whole: so
+// that what reached the file is known exactly, even when members are written by workers.
+struct member_tally {
+  uint64_t events = 0;
+  uint64_t counters = 0;
+};
+
 class gzip_member_writer {
  public:
   // libdeflate level 1: on a recorded syscall storm (docs/benchmarks.md) it takes 37 % less CPU
@@ -38,9 +45,11 @@ class gzip_member_writer {
   // compression overlaps formatting without taking the traced program's CPUs.
   static int default_workers();
 
-  // Creates (or truncates) path without following a symlink at its last component. With
-  // workers > 0, members are compressed and written by that many threads (flush_member only
-  // hands one over); with 0, flush_member compresses and writes it before it returns.
+  // Creates (or truncates) path without following a symlink at its last component. Refuses
+  // what is not a regular file (a device, a directory) and a file with other hard links (it
+  // would truncate a file someone linked there). With workers > 0, members are compressed and written by that
+  // many threads (flush_member only hands one over); with 0, flush_member compresses and writes it before it
+  // returns.
   static result<gzip_member_writer> create(const std::string& path, int level = default_level,
                                            int workers = 0);
   gzip_member_writer(gzip_member_writer&&) noexcept;
@@ -56,10 +65,24 @@ class gzip_member_writer {
   const std::string& path() const { return path_; }
 
   // Compresses the buffer into one member and writes it; a no-op when nothing is buffered.
-  // With workers, an error of an earlier member is returned by a later call or close().
-  result<> flush_member();
+  // With workers, an error of an earlier member is returned by a later call or close(). A
+  // member that cannot be written whole (a full disk, an I/O error) is cut off again, so the
+  // file stays a run of complete members; from then on nothing is written and every flush fails.
+  result<> flush_member(member_tally tally = {});
+  // Waits until every member handed over is in the file (with workers; else at once); returns
+  // the first error.
+  result<> drain();
   // Flushes and closes the file.
-  result<> close();
+  result<> close(member_tally tally = {});
+  // After a failure: drops the buffer and waits for the workers, so that written() is final.
+  void abandon();
+  // The tallies of the members in the file (with workers: final after close() or abandon()).
+  member_tally written() const { return written_; }
+  // The file's name was removed (its directory deleted, or it was unlinked) while it was open:
+  // what is written goes nowhere anyone can read.
+  bool removed() const;
+  // The open file's device and inode (0, 0 once closed): to tell whether a path still names it.
+  std::pair<uint64_t, uint64_t> identity() const;
 
  private:
   struct workers;  // the threads and the members they hold (gzip_members.cpp)
@@ -75,6 +98,8 @@ class gzip_member_writer {
   size_t members_ = 0;
   std::vector<gzip_member_span> spans_;
   std::unique_ptr<workers> workers_;
+  member_tally written_;
+  bool failed_ = false;
 };
 
 }  // namespace dc

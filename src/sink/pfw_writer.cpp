@@ -3,6 +3,8 @@
 #include "core/hash.h"
 #include "core/json.h"
 
+#include <utility>
+
 namespace dc {
 
 namespace {
@@ -132,6 +134,8 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
 void pfw_writer::write_snapshot(std::string_view name, uint32_t pid, uint64_t ts_us, std::string_view label,
                                 std::string_view value_json)
 {
+  if (!status_)
+    return;
   std::string& b = out_.buffer();
   b.push_back('{');
   append_field(b, "id", next_id_++, true);
@@ -178,6 +182,10 @@ void pfw_writer::flush_held(const trace_names& names)
 
 void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
 {
+  if (!status_) {
+    ++(ev.counter ? unwritten_counters_ : unwritten_events_);
+    return;
+  }
   write_names_for(ev, names);
   if (ev.counter) {
     write_counter(ev, names);
@@ -233,6 +241,7 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
     return put_raw(p, "}}\n");
   });
   ++events_;
+  ++pending_events_;
 }
 
 // A profile counter sample. Viewers draw every numeric arg of a "ph":"C" line as a series named
@@ -265,10 +274,13 @@ void pfw_writer::write_counter(const trace_event& ev, const trace_names& names)
   for (uint8_t i = 0; i < ev.arg_count; ++i) append_field(b, ev.args[i].key, ev.args[i].value, i == 0);
   b.append("}}\n");
   ++counters_;
+  ++pending_counters_;
 }
 
 void pfw_writer::write_totals(const trace_event& ev, const trace_names& names)
 {
+  if (!status_)
+    return;
   write_names_for(ev, names);
   std::string& b = out_.buffer();
   b.push_back('{');
@@ -286,16 +298,63 @@ void pfw_writer::write_totals(const trace_event& ev, const trace_names& names)
   b.append("}}\n");
 }
 
+void pfw_writer::give_up(result<> why)
+{
+  status_ = std::move(why);
+  // What reached the file is what the members written whole held (with compression workers, a
+  // member handed over before the failure may not have been written).
+  out_.abandon();
+  member_tally in_file = out_.written();
+  unwritten_events_ += events_ - in_file.events;
+  unwritten_counters_ += counters_ - in_file.counters;
+  events_ = in_file.events;
+  counters_ = in_file.counters;
+  pending_events_ = pending_counters_ = 0;
+}
+
+result<> pfw_writer::flush()
+{
+  if (!status_)
+    return status_;
+  if (auto flushed = out_.flush_member({pending_events_, pending_counters_}); !flushed) {
+    give_up(flushed);
+    return status_;
+  }
+  pending_events_ = pending_counters_ = 0;
+  return {};
+}
+
+result<> pfw_writer::flush_through()
+{
+  if (auto flushed = flush(); !flushed)
+    return flushed;
+  if (auto drained = out_.drain(); !drained) {
+    give_up(drained);
+    return status_;
+  }
+  return {};
+}
+
 result<> pfw_writer::maybe_flush(std::chrono::steady_clock::time_point now)
 {
   if (out_.buffered() < member_bytes && (out_.buffered() == 0 || now - last_flush_ < member_age))
     return {};
   last_flush_ = now;
-  return out_.flush_member();
+  return flush();
 }
 
 result<> pfw_writer::finish(const loss_counts& lost)
 {
+  if (status_ && out_.removed()) {
+    give_up(fail("the trace file '" + out_.path() + "' was removed while it was written: its " +
+                 std::to_string(events_) + " events are gone"));
+    unwritten_events_ += std::exchange(events_, 0);
+    unwritten_counters_ += std::exchange(counters_, 0);
+  }
+  if (!status_) {
+    (void)out_.close();
+    return status_;
+  }
   begin_metadata("end", root_pid_, root_pid_, now_epoch_us());
   std::string& b = out_.buffer();
   append_field(b, "events_written", events_);
@@ -303,7 +362,12 @@ result<> pfw_writer::finish(const loss_counts& lost)
   append_field(b, "events_lost", lost.total());
   lost.for_each([&](std::string_view kind, uint64_t n) { append_field(b, "lost_" + std::string(kind), n); });
   b.append("}}\n]\n");
-  return out_.close();
+  if (auto closed = out_.close({pending_events_, pending_counters_}); !closed) {
+    give_up(closed);
+    return status_;
+  }
+  pending_events_ = pending_counters_ = 0;
+  return {};
 }
 
 }  // namespace dc

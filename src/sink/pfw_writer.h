@@ -48,7 +48,13 @@ class pfw_writer {
   void write_totals(const trace_event& ev, const trace_names& names);
   // Closes a member when it is large or old enough.
   result<> maybe_flush(std::chrono::steady_clock::time_point now);
+  // Writes the buffer as a member now; on failure, its events and every later one are unwritten.
+  result<> flush();
+  // flush(), then waits until the file holds it (compression workers write it later otherwise).
+  result<> flush_through();
   // Writes the end record with the loss counts and the closing bracket, and closes the file.
+  // After a failed write, or when the file was removed while open, writes nothing more and
+  // returns that failure.
   result<> finish(const loss_counts& lost);
 
   // The "clock" metadata line: how this host's clock stood when the trace began.
@@ -75,6 +81,12 @@ class pfw_writer {
   const gzip_member_writer& file() const { return out_; }
   uint64_t events_written() const { return events_; }      // spans ("ph":"X"), not counters
   uint64_t counters_written() const { return counters_; }  // "ph":"C" samples
+  // Decoded but not in the file: a write failed (from then on nothing is written: the file stays
+  // a prefix of the trace, every part of it whole), or the file was removed while open.
+  uint64_t events_unwritten() const { return unwritten_events_; }
+  uint64_t counters_unwritten() const { return unwritten_counters_; }
+  // The first failure of the trace file (the file named), or success.
+  const result<>& status() const { return status_; }
 
  private:
   void begin_metadata(std::string_view name, uint32_t pid, uint32_t tid, uint64_t ts_us);
@@ -84,6 +96,7 @@ class pfw_writer {
   void write_counter(const trace_event& ev, const trace_names& names);
   // The thread an event is drawn on: its own, or a lane (named on first use).
   uint32_t track_of(const trace_event& ev);
+  void give_up(result<> why);
 
   gzip_member_writer out_;
   std::string host_;
@@ -92,6 +105,9 @@ class pfw_writer {
   uint64_t next_id_ = 1;
   uint64_t events_ = 0;
   uint64_t counters_ = 0;
+  uint64_t pending_events_ = 0, pending_counters_ = 0;  // in the buffer, not yet in the file
+  uint64_t unwritten_events_ = 0, unwritten_counters_ = 0;
+  result<> status_;
   std::chrono::steady_clock::time_point last_flush_;
   // What a process was named with: renamed when its command changes (or it becomes known).
   struct named_process {

@@ -108,6 +108,8 @@ nlohmann::json summary_json(const summary_builder& s, const process_table& proce
   };
   j["events"] = {{"written", run.events_written},
                  {"counters", run.counters_written},
+                 {"unwritten", run.events_unwritten},
+                 {"counters_unwritten", run.counters_unwritten},
                  {"lost", run.lost.total()},
                  {"written_per_s", per_s(run.events_written)},
                  {"counters_per_s", per_s(run.counters_written)}};
@@ -178,6 +180,12 @@ std::string summary_text(const summary_builder& s, const process_table& processe
                 run.elapsed_s > 0 ? static_cast<double>(written) / run.elapsed_s : 0.0, run.elapsed_s,
                 static_cast<unsigned long long>(run.lost.total()));
   out += line;
+  if (run.events_unwritten || run.counters_unwritten) {
+    std::snprintf(line, sizeof(line), "not written (the trace file failed): %llu events, %llu counters\n",
+                  static_cast<unsigned long long>(run.events_unwritten),
+                  static_cast<unsigned long long>(run.counters_unwritten));
+    out += line;
+  }
   out += "trace: " + run.trace_path + "\n";
   return out;
 }

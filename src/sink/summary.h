@@ -69,6 +69,8 @@ struct run_facts {
   std::string trace_path;
   uint64_t profile_interval_ms = 0;  // 0: trace mode
   double elapsed_s = 0;              // from the probes going live to the last record written
+  uint64_t events_unwritten = 0;     // decoded (and summarised) but not in the trace: its file failed
+  uint64_t counters_unwritten = 0;
 };
 
 nlohmann::json summary_json(const summary_builder& s, const process_table& processes, const name_table& names,

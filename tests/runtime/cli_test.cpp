@@ -71,10 +71,10 @@ TEST_F(runtime_test, BadInputGetsOneClearLine)
 {
   std::string touch = "touch " + shell_quote(dir / "ran");
   expect_refused(dir, "run --bogus -- " + touch, 2, "--bogus");
-  expect_refused(dir, "run -o /nonexistent-dir/t.pfw.gz -- " + touch, 1, "/nonexistent-dir/t.pfw.gz");
+  expect_refused(dir, "run -o /nonexistent-dir/t.pfw.gz -- " + touch, 2, "/nonexistent-dir/t.pfw.gz");
   expect_refused(dir,
                  "run --summary /nonexistent-dir/s.json -o " + shell_quote(dir / "t.pfw.gz") + " -- " + touch,
-                 1, "/nonexistent-dir/s.json");
+                 2, "/nonexistent-dir/s.json");
   EXPECT_FALSE(std::filesystem::exists(dir / "t.pfw.gz")) << "a trace was left behind";
   expect_refused(dir, "run -o " + shell_quote(dir / "t.pfw.gz") + " -- no-such-command-xyz", 127,
                  "no-such-command-xyz");
@@ -98,7 +98,7 @@ TEST_F(runtime_test, BadInputGetsOneClearLine)
   std::ofstream(bad_config)
       << "mode: profile\ninterval_ms: 0\ncapture_probes:\n  - name: POSIX\n    probe: syscalls\n";
   expect_refused(dir, "run --config " + shell_quote(bad_config) + " -- " + touch, 2, "interval_ms");
-  expect_refused(dir, "explore /etc/passwd", 1, "not an ELF file");
+  expect_refused(dir, "explore /etc/passwd", 2, "not an ELF file");
   expect_refused(dir, "explore libc.so.6 --regex '('", 2, "--regex");
   expect_refused(dir, "explore", 2, "explore");
   EXPECT_FALSE(std::filesystem::exists(dir / "ran")) << "a refused run started the command";

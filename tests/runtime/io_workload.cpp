@@ -108,7 +108,12 @@ int main(int argc, char** argv)
   proc_io after = read_proc_io();
 
   std::string tid_list;
-  for (long t : tids) tid_list += (tid_list.empty() ? "" : ",") + std::to_string(t);
+  for (long t : tids) {
+    // Appended in two steps: `"," + std::to_string(t)` trips GCC 12's -Wrestrict at -O3 (a false
+    // positive inside libstdc++, GCC bug 105329).
+    tid_list += tid_list.empty() ? "" : ",";
+    tid_list += std::to_string(t);
+  }
   write_all(result, "{\"pid\":" + std::to_string(getpid()) + ",\"child_pid\":" + std::to_string(child) +
                         ",\"tids\":[" + tid_list + "],\"io\":" + delta_json(before, after) + "}\n");
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;

@@ -172,6 +172,27 @@ TEST(AnalyzeMerge, PartialsOfDisjointInputsMergeToTheSingleRun)
   }
 }
 
+// Found by fuzzing (tests/fuzz/regressions/analyze_partial/): a number JSON gives as a float
+// (fractional, or too large for 64 bits) where a partial holds a counter converted with
+// undefined behaviour. A partial holds whole numbers only; anything else is refused.
+TEST(AnalyzeMerge, APartialWithAFloatAnywhereIsRefused)
+{
+  temp_dir d;
+  write_members(d.file("t.pfw.gz"), {span_line("read", "POSIX", 3, 1000, 5, 100)});
+  const std::string good = read_all({d.file("t.pfw.gz")}, 1).all.partial().dump();
+  ASSERT_TRUE(analyze::analysis::from_partial(nlohmann::json::parse(good)));
+  for (const char* number : {"1.5", "18446744073709551616", "1e3", "-0.0"}) {
+    std::string bad = good;
+    size_t at = bad.find("\"lines\":");
+    ASSERT_NE(at, std::string::npos);
+    at += 8;
+    bad.replace(at, bad.find_first_of(",}", at) - at, number);
+    auto refused = analyze::analysis::from_partial(nlohmann::json::parse(bad));
+    ASSERT_FALSE(refused) << number;
+    EXPECT_NE(refused.error().message.find("not a whole number"), std::string::npos);
+  }
+}
+
 TEST(AnalyzeDFTracer, Cm1TracesAreReadWithTheirEventCounts)
 {
   // Ground truth from the text itself: every object line, X lines of I/O layers, M lines.

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <filesystem>
 #include <fstream>
@@ -75,6 +78,27 @@ TEST(GzipMembers, RefusesToFollowASymlink)
   std::filesystem::remove(target);
 }
 
+TEST(GzipMembers, RefusesAHardLinkedFileAndWhatIsNotARegularFile)
+{
+  std::string target = temp_path("linked");
+  std::string link = temp_path("hard.gz");
+  {
+    std::ofstream(target) << "keep me";
+  }
+  std::filesystem::remove(link);
+  std::filesystem::create_hard_link(target, link);
+  auto w = gzip_member_writer::create(link);
+  ASSERT_FALSE(w);
+  EXPECT_NE(w.error().message.find("other hard links"), std::string::npos) << w.error().message;
+  EXPECT_EQ(std::filesystem::file_size(target), 7u) << "the linked file was truncated";
+  std::filesystem::remove(link);
+  std::filesystem::remove(target);
+  auto dev = gzip_member_writer::create("/dev/null");
+  ASSERT_FALSE(dev);
+  EXPECT_NE(dev.error().message.find("'/dev/null': not a regular file"), std::string::npos)
+      << dev.error().message;
+}
+
 TEST(GzipMembers, NamesAMissingDirectory)
 {
   auto w = gzip_member_writer::create("/nonexistent-dir/x.pfw.gz");
@@ -119,16 +143,44 @@ TEST(GzipMembers, WorkersWriteMembersInOrderWithTheSameSpans)
   std::filesystem::remove(many_path);
 }
 
-// A worker's write error reaches the caller, naming the file, by close() at the latest.
-TEST(GzipMembers, AWorkersWriteErrorIsReturned)
+// A worker's write error (here the file size limit, RLIMIT_FSIZE, as a full disk would) reaches
+// the caller, naming the file, by close() at the latest; the member that did not fit is cut off
+// again, nothing after it is written, and the tallies of what is in the file are exact.
+TEST(GzipMembers, AWorkersWriteErrorIsReturnedAndTheFileKeepsItsWholeMembers)
 {
-  auto w = gzip_member_writer::create("/dev/full", gzip_member_writer::default_level, 2);
+  std::string path = temp_path("workers-full.gz");
+  auto w = gzip_member_writer::create(path, gzip_member_writer::default_level, 2);
   ASSERT_TRUE(w);
-  w->buffer() += "lost\n";
-  auto flushed = w->flush_member();
+  w->buffer() += "kept\n";
+  ASSERT_TRUE(w->flush_member({3, 1}));
+  ASSERT_TRUE(w->drain());
+  ASSERT_EQ(w->written().events, 3u);
+  auto whole = std::filesystem::file_size(path);
+
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  auto old_handler = signal(SIGXFSZ, SIG_IGN);
+  rlimit tight = saved;
+  tight.rlim_cur = whole + 10;  // the next member's first 10 bytes fit, the rest do not
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tight), 0);
+  w->buffer() += std::string(4096, 'x') + "\n";
+  auto flushed = w->flush_member({5, 0});
+  w->buffer() += "after\n";
+  auto again = w->flush_member({7, 0});
   auto closed = w->close();
-  ASSERT_FALSE(flushed && closed);
-  EXPECT_NE((flushed ? closed : flushed).error().message.find("/dev/full"), std::string::npos);
+  setrlimit(RLIMIT_FSIZE, &saved);
+  signal(SIGXFSZ, old_handler);
+
+  ASSERT_FALSE(flushed && again && closed);
+  auto& error = flushed ? (again ? closed : again) : flushed;
+  EXPECT_NE(error.error().message.find(path), std::string::npos) << error.error().message;
+  EXPECT_EQ(w->written().events, 3u);
+  EXPECT_EQ(w->written().counters, 1u);
+  EXPECT_EQ(std::filesystem::file_size(path), whole) << "the cut member's 10 bytes were not removed";
+  auto got = test::read_gzip_members(path);
+  EXPECT_EQ(got.complete_members, 1u);
+  EXPECT_EQ(got.text, "kept\n");
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <set>
 
@@ -106,6 +108,49 @@ TEST_F(writer_fixture, ClosesAMemberWhenOldEnough)
   EXPECT_TRUE(t.opened);
   EXPECT_FALSE(t.closed);
   ASSERT_TRUE(w.finish({}));
+}
+
+// A write that fails part-way (here the file size limit, RLIMIT_FSIZE, as a full disk would): the
+// member that did not fit is cut off again, so the file stays a run of whole members; its events
+// and every later one are counted unwritten, and nothing more is written.
+TEST_F(writer_fixture, AFailedWriteLeavesWholeMembersAndCountsWhatIsNotInTheFile)
+{
+  auto out = gzip_member_writer::create(path);
+  ASSERT_TRUE(out);
+  pfw_writer w(std::move(*out), "node1", 100);
+  for (uint32_t i = 0; i < 100; ++i) w.write_event(pread_event(100 + i % 3, 0), {names, processes});
+  ASSERT_TRUE(w.flush());
+  auto whole = std::filesystem::file_size(path);
+
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  auto old_handler = signal(SIGXFSZ, SIG_IGN);
+  rlimit tight = saved;
+  tight.rlim_cur = whole + 10;  // the next member's first 10 bytes fit, the rest do not
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tight), 0);
+  for (uint32_t i = 0; i < 200; ++i) w.write_event(pread_event(100, 0), {names, processes});
+  auto failed = w.flush();
+  for (uint32_t i = 0; i < 5; ++i) w.write_event(pread_event(100, 0), {names, processes});
+  auto finished = w.finish({});
+  setrlimit(RLIMIT_FSIZE, &saved);
+  signal(SIGXFSZ, old_handler);
+
+  ASSERT_FALSE(failed);
+  EXPECT_NE(failed.error().message.find("cannot write '" + path + "': File too large"), std::string::npos)
+      << failed.error().message;
+  EXPECT_FALSE(finished);
+  EXPECT_FALSE(w.status());
+  EXPECT_EQ(w.events_written(), 100u);
+  EXPECT_EQ(w.events_unwritten(), 205u);
+  EXPECT_EQ(std::filesystem::file_size(path), whole) << "the cut member's 10 bytes were not removed";
+  auto got = test::read_gzip_members(path);
+  EXPECT_FALSE(got.truncated_tail);
+  EXPECT_EQ(got.complete_members, 1u);
+  auto t = test::parse_trace_text(got.text);
+  EXPECT_FALSE(t.closed);
+  size_t spans = 0;
+  for (const auto& j : t.lines) spans += j["ph"] == "X";
+  EXPECT_EQ(spans, 100u);
 }
 
 // What viewers need of the lines (README "The trace file"): a ts on every line, device work on

@@ -1,6 +1,8 @@
 // Signed probe files: what is signed comes back exactly, and anything else is refused.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "deploy/probe_file.h"
 
 namespace dc {
@@ -60,6 +62,41 @@ TEST(ProbeFile, AnotherSecretATamperedFileAndGarbageAreRefused)
   EXPECT_FALSE(verify_probe_file(flipped, secret));
   EXPECT_FALSE(verify_probe_file("{\"content\":{}}", secret));
   EXPECT_FALSE(verify_probe_file("", secret));
+}
+
+// Found by fuzzing (tests/fuzz/regressions/sign_request/): JSON gives a negative, fractional or
+// too-large number as a float, and converting that to the uid or an offset was undefined. Every
+// number field is a whole number in range, or the request is malformed.
+TEST(ProbeFile, NumbersThatAreNotWholeAndInRangeAreMalformed)
+{
+  auto with = [](const std::string& uid, const std::string& offset, const std::string& interval) {
+    return "{\"uid\":" + uid +
+           ",\"config\":\"c\",\"kernel_layers\":[],\"uprobes\":[{\"category\":\"A\","
+           "\"function\":\"f\",\"binary\":\"/b\",\"offset\":" +
+           offset + "}],\"profile_interval_ms\":" + interval + "}";
+  };
+  auto ok = parse_probe_file_content(with("4294967294", "18446744073709551615", "3600000"));
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->uid, 4294967294u);
+  EXPECT_EQ(ok->uprobes.at(0).offset, UINT64_MAX);
+  for (const auto& [uid, offset, interval] : std::initializer_list<std::array<std::string, 3>>{
+           {"777777777777777777777777777777777777777777777777777777777709", "1", "0"},
+           {"1e300", "1", "0"},
+           {"-1", "1", "0"},
+           {"4294967295", "1", "0"},
+           {"1.5", "1", "0"},
+           {"\"1000\"", "1", "0"},
+           {"1", "-5.5", "0"},
+           {"1", "18446744073709551616", "0"},
+           {"1", "1", "1e30"},
+           {"1", "1", "3600001"},
+           {"1", "1", "5"}}) {
+    auto refused = parse_probe_file_content(with(uid, offset, interval));
+    ASSERT_FALSE(refused) << uid << " " << offset << " " << interval;
+    EXPECT_NE(refused.error().message.find("malformed probe file"), std::string::npos);
+  }
+  EXPECT_FALSE(parse_probe_file_content("[1]"));
+  EXPECT_FALSE(parse_probe_file_content("not json"));
 }
 
 }  // namespace

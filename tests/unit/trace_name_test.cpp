@@ -54,5 +54,19 @@ TEST(trace_name, ShortHostNameHasNoDomain)
   EXPECT_EQ(host.find('.'), std::string::npos);
 }
 
+TEST(trace_name, RunIdsThatWouldLeaveTheirFileNameAreRefused)
+{
+  using names = std::initializer_list<std::string>;
+  for (const std::string& ok : names{"4242", "job-1.step_2", std::string(64, 'x'), ".hidden", "a..b"})
+    EXPECT_TRUE(check_run_id(ok)) << ok;
+  for (const std::string& bad : names{"", ".", "..", "a/b", "../x", std::string(65, 'x'),
+                                      std::string("a\0b", 3), "a\nb", "a b", "caf\xc3\xa9"}) {
+    auto refused = check_run_id(bad);
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_EQ(refused.error().exit_code, 2);
+    EXPECT_NE(refused.error().message.find("invalid run id"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace dc

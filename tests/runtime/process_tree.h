@@ -1,0 +1,25 @@
+// Processes as /proc shows them, for tests that must see every process a workload made: its
+// descendants, their scheduler state, and an end to all of them.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace dc::test {
+
+// Every live process below `root` (children, their children, ...), not root itself.
+std::vector<pid_t> descendants(pid_t root);
+
+// The state letter of /proc/PID/stat ('R', 'S', 'T', 'Z', ...), or 0 when the process is gone.
+char process_state(pid_t pid);
+
+// Root and its descendants that are stopped ('T'), as "PID (comm)" lines.
+std::vector<std::string> stopped_in_tree(pid_t root);
+
+// SIGKILL to root and every descendant, repeated until none is left (a forking loop makes new
+// ones while it dies); reaps root if it is a child of this process.
+void kill_tree(pid_t root);
+
+}  // namespace dc::test
