@@ -8,6 +8,7 @@
 #include "cli/daemon_mode.h"
 #include "cli/explore_mode.h"
 #include "cli/layers_mode.h"
+#include "cli/live_mode.h"
 #include "cli/run_mode.h"
 #include "config/probe_config.h"
 
@@ -80,6 +81,21 @@ int main(int argc, char** argv)
   run_cmd->add_flag(
       "--no-index", run.no_index,
       "do not write the trace's line index (TRACE.zindex, the form dfanalyzer reads) at the end");
+  auto* print_flag =
+      run_cmd->add_flag("--print", run.print,
+                        "print one line per event as it is traced (TIME SYSTEM EVENT_TYPE PID TID COMM ...)");
+  run_cmd
+      ->add_option("--print-filter", run.print_filter,
+                   "--print only these layers (comma-separated: POSIX,BLOCK)")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->needs(print_flag);
+  run_cmd->add_option("--print-file", run.print_file, "--print to this file instead of stdout")
+      ->needs(print_flag);
+  run_cmd->add_flag(
+      "--live", run.live,
+      "show a live view every second on stdout (top processes, files, layers; plain text when not a "
+      "terminal)");
   run_cmd->add_option("command", run.command, "the command to trace, after --")->required();
   run_cmd->prefix_command(false);
 
@@ -120,12 +136,18 @@ int main(int argc, char** argv)
                    "exceeds this (default 1000; 0: any offset)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
 
+  dc::live_options live;
+  auto* live_cmd =
+      app.add_subcommand("live", "watch a daemon's run live (top processes, files and layers per second)");
+  live_cmd->add_option("run-id", live.run_id, "the daemon's run id")->required();
+  live_cmd->add_flag("--once", live.once, "print the current frame and exit");
+
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run" &&
-      std::string_view(argv[1]) != "layers" && std::string_view(argv[1]) != "explore" &&
-      std::string_view(argv[1]) != "analyze") {
+      std::string_view(argv[1]) != "live" && std::string_view(argv[1]) != "layers" &&
+      std::string_view(argv[1]) != "explore" && std::string_view(argv[1]) != "analyze") {
     std::fprintf(
         stderr,
-        "datacrumbs: unknown command '%s' (expected 'run', 'layers', 'explore', 'analyze' or a probe "
+        "datacrumbs: unknown command '%s' (expected 'run', 'live', 'layers', 'explore', 'analyze' or a probe "
         "file)\n",
         argv[1]);
     return 2;
@@ -142,7 +164,16 @@ int main(int argc, char** argv)
   }
 
   if (*run_cmd) {
+    if (run.live && run.print && run.print_file.empty()) {
+      std::fprintf(stderr,
+                   "datacrumbs: --print and --live both write to stdout: give --print a --print-file\n");
+      return 2;
+    }
     auto code = dc::run_traced(run);
+    return code ? *code : report(code.error());
+  }
+  if (*live_cmd) {
+    auto code = dc::run_live(live);
     return code ? *code : report(code.error());
   }
   if (*analyze_cmd) {
