@@ -27,11 +27,13 @@ std::string ratio_text(std::optional<double> r)
   return buf;
 }
 
-void append_table(std::string& out, std::string_view title, const std::vector<live_row>& rows)
+// `app`: the rows' bytes are the application's (processes, files), not a layer's own.
+void append_table(std::string& out, std::string_view title, const std::vector<live_row>& rows,
+                  bool app = false)
 {
   char buf[512];
   std::snprintf(buf, sizeof(buf), "%-40.*s %12s %14s %14s\n", static_cast<int>(title.size()), title.data(),
-                "OPS", "READ_BYTES", "WRITE_BYTES");
+                "OPS", app ? "APP_READ" : "READ_BYTES", app ? "APP_WRITE" : "WRITE_BYTES");
   out += buf;
   for (const auto& r : rows) {
     // A long path keeps its end (the file's name), not its start.
@@ -91,8 +93,8 @@ std::string live_text(const live_frame& f)
   std::snprintf(buf, sizeof(buf), "last %.1f s:\n", f.interval_s);
   out += buf;
   append_table(out, "LAYER", f.layers);
-  append_table(out, "PROCESS", f.processes);
-  append_table(out, "FILE", f.files);
+  append_table(out, "PROCESS", f.processes, true);
+  append_table(out, "FILE", f.files, true);
   out += "so far:\n";
   append_table(out, "TOTAL", f.totals);
   return out;

@@ -39,13 +39,13 @@ live_view::live_view(std::function<live_kernel_facts()> facts, std::function<voi
 {
 }
 
-void live_view::add_to(tally& t, const trace_event& ev)
+void live_view::add_to(tally& t, const trace_event& ev, bool bytes)
 {
-  if (ev.dir == io_dir::read)
-    t.read_bytes += ev.bytes;
-  else if (ev.dir == io_dir::write)
-    t.write_bytes += ev.bytes;
   t.ops += ev.count;
+  if (bytes && ev.dir == io_dir::read)
+    t.read_bytes += ev.bytes;
+  else if (bytes && ev.dir == io_dir::write)
+    t.write_bytes += ev.bytes;
 }
 
 void live_view::add(const trace_event& ev, const trace_names&)
@@ -54,17 +54,20 @@ void live_view::add(const trace_event& ev, const trace_names&)
     ++events_;
     ++interval_events_;
   }
-  add_to(processes_[ev.pid], ev);
+  // A process's or a file's bytes are the application's (POSIX): summed over every layer, one
+  // read would count once per layer it went through.
+  bool app = ev.category == category::posix;
+  add_to(processes_[ev.pid], ev, app);
   if (ev.fhash)
-    add_to(files_[ev.fhash], ev);
+    add_to(files_[ev.fhash], ev, app);
   auto layer = layers_.find(ev.category);
   if (layer == layers_.end())
     layer = layers_.emplace(std::string(ev.category), tally{}).first;
-  add_to(layer->second, ev);
+  add_to(layer->second, ev, true);
   auto total = totals_.find(ev.category);
   if (total == totals_.end())
     total = totals_.emplace(std::string(ev.category), tally{}).first;
-  add_to(total->second, ev);
+  add_to(total->second, ev, true);
   // The same pages the summary's page-cache section counts as read.
   if (ev.fhash && ev.dir == io_dir::read && ev.category == category::posix)
     pages_read_ += pages_touched(ev);

@@ -39,9 +39,11 @@ struct live_frame {
   bool cache_known = false;   // the PAGECACHE layer is live
   uint64_t pages_read = 0;    // pages the application's reads touched, so far
   uint64_t cache_misses = 0;  // pages brought into the cache for it (cachestat's misses), so far
-  std::vector<live_row> processes, files, layers;  // the last interval, most bytes first
-  std::vector<live_row> totals;                    // per layer, so far
-  bool ended = false;                              // the run's last frame
+  // The last interval, most bytes first: processes and files with the application's (POSIX)
+  // bytes and every layer's operations, layers with their own.
+  std::vector<live_row> processes, files, layers;
+  std::vector<live_row> totals;  // per layer, so far
+  bool ended = false;            // the run's last frame
 };
 
 // What only the kernel side knows, read by the pipeline when a frame is made.
@@ -65,7 +67,7 @@ class live_view : public event_sink {
   struct tally {
     uint64_t read_bytes = 0, write_bytes = 0, ops = 0;
   };
-  static void add_to(tally& t, const trace_event& ev);
+  static void add_to(tally& t, const trace_event& ev, bool bytes);
   void show(std::chrono::steady_clock::time_point now, const trace_names& names, bool ended);
 
   std::function<live_kernel_facts()> facts_;

@@ -66,26 +66,34 @@ TEST(live_view, AFrameSumsItsIntervalAndTheRunSoFar)
   live_view view([] { return live_kernel_facts{3, 1}; }, [&](const live_frame& f) { frames.push_back(f); });
   view.add(read_event(t, 7, "/a", 8192, 0), t.view());  // 2 pages
   view.add(read_event(t, 7, "/b", 100, 0), t.view());   // 1 page
+  trace_event device = read_event(t, 7, "/a", 8192, 0);
+  device.category = category::block;  // the device's side of the first read
+  view.add(device, t.view());
   view.tick(std::chrono::steady_clock::now() + std::chrono::seconds(2), t.view());
   view.add(read_event(t, 7, "/a", 4096, 4096), t.view());
   view.finish(t.view());
   ASSERT_EQ(frames.size(), 2u);
-  EXPECT_EQ(frames[0].events, 2u);
+  EXPECT_EQ(frames[0].events, 3u);
+  EXPECT_EQ(frames[0].processes[0].read_bytes, 8192u + 100) << "a process's bytes are its application's";
+  EXPECT_EQ(frames[0].processes[0].ops, 3u);
+  ASSERT_EQ(frames[0].layers.size(), 2u);
+  EXPECT_EQ(frames[0].layers[0].read_bytes + frames[0].layers[1].read_bytes, 8192u + 100 + 8192);
   ASSERT_EQ(frames[0].files.size(), 2u);
   EXPECT_EQ(frames[0].files[0].name, "/a");
   EXPECT_EQ(frames[0].files[0].read_bytes, 8192u);
   EXPECT_EQ(frames[0].processes[0].name, "7 app");
   const live_frame& last = frames[1];
   EXPECT_TRUE(last.ended);
-  EXPECT_EQ(last.events, 3u);
+  EXPECT_EQ(last.events, 4u);
   EXPECT_EQ(last.interval_events, 1u);
   EXPECT_EQ(last.lost, 3u);
-  ASSERT_EQ(last.totals.size(), 1u);
+  ASSERT_EQ(last.totals.size(), 2u);
+  EXPECT_EQ(last.totals[0].name, "POSIX");
   EXPECT_EQ(last.totals[0].read_bytes, 8192u + 100 + 4096);
   EXPECT_EQ(last.totals[0].ops, 3u);
   EXPECT_EQ(last.pages_read, 4u);
   EXPECT_DOUBLE_EQ(*live_hit_ratio(last), 3.0 / 4.0);
-  EXPECT_EQ(live_amplification(last, true), 0.0) << "no BLOCK row: no device bytes for the app's reads";
+  EXPECT_DOUBLE_EQ(*live_amplification(last, true), 8192.0 / (8192 + 100 + 4096));
   EXPECT_FALSE(live_amplification(last, false)) << "the app wrote nothing: no ratio";
   auto back = live_frame_from_json(live_frame_json(last));
   ASSERT_TRUE(back);
