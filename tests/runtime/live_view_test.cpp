@@ -119,6 +119,15 @@ TEST_F(runtime_test, PrintFilterPrintsOnlyItsLayers)
   EXPECT_EQ(std::ranges::count(message, '\n'), 1) << message;
   EXPECT_NE(message.find("'DISK'"), std::string::npos) << message;
   EXPECT_FALSE(std::filesystem::exists(dir / "bad.pfw.gz")) << "nothing half-written";
+
+  // Profile mode writes counters, not events: nothing to print, said before the command runs.
+  status = run_shell(std::string(DATACRUMBS_BIN) + " run --mode profile --print -o " +
+                     shell_quote(dir / "bad.pfw.gz") + " -- touch " + shell_quote(dir / "ran") + " 2>" +
+                     shell_quote(err));
+  EXPECT_EQ(status, 2);
+  EXPECT_NE(read_file(err).find("profile mode"), std::string::npos) << read_file(err);
+  EXPECT_FALSE(std::filesystem::exists(dir / "ran"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "bad.pfw.gz"));
 }
 
 // The rows of the "so far" table of a frame's text: layer -> {ops, read bytes, write bytes}.
