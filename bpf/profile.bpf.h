@@ -21,10 +21,14 @@ static __always_inline int dc_profiling(void)
   return dc_profile_interval_ns != 0;
 }
 
-/* Counts one event that ended at `end_ns`. Atomic adds: a block completion in an interrupt can
- * land on a counter another completion on the same CPU is updating. */
-static __always_inline void dc_profile_add(__u32 tgid, __u32 layer, __u32 op, const struct dc_file_ref* file,
-                                           __u64 end_ns, __u64 dur_ns, __u64 bytes, __u64 pages)
+/* Counts one event that ended at `end_ns`, on `file` and, for a call that moved data between two
+ * files, `file2` (one counter per pair, so a copy is one call, as in trace mode). Atomic adds: a
+ * block completion in an interrupt can land on a counter another completion on the same CPU is
+ * updating. */
+static __always_inline void dc_profile_add_pair(__u32 tgid, __u32 layer, __u32 op,
+                                                const struct dc_file_ref* file,
+                                                const struct dc_file_ref* file2, __u64 end_ns, __u64 dur_ns,
+                                                __u64 bytes, __u64 pages)
 {
   struct dc_profile_key key = {
       .epoch = end_ns / dc_profile_interval_ns,
@@ -34,6 +38,8 @@ static __always_inline void dc_profile_add(__u32 tgid, __u32 layer, __u32 op, co
   };
   if (file)
     key.file = *file;
+  if (file2)
+    key.file2 = *file2;
   struct dc_profile_counts* c = bpf_map_lookup_elem(&dc_profile, &key);
   if (!c) {
     struct dc_profile_counts zero = {};
@@ -49,6 +55,12 @@ static __always_inline void dc_profile_add(__u32 tgid, __u32 layer, __u32 op, co
   __sync_fetch_and_add(&c->bytes, bytes);
   if (pages)
     __sync_fetch_and_add(&c->pages, pages);
+}
+
+static __always_inline void dc_profile_add(__u32 tgid, __u32 layer, __u32 op, const struct dc_file_ref* file,
+                                           __u64 end_ns, __u64 dur_ns, __u64 bytes, __u64 pages)
+{
+  dc_profile_add_pair(tgid, layer, op, file, NULL, end_ns, dur_ns, bytes, pages);
 }
 
 #endif
