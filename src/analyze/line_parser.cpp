@@ -237,6 +237,11 @@ line_parser::outcome line_parser::parse(parsed_chunk& chunk, size_t at, size_t l
       uint64_t h;
       if (hash_of(kind, n, text, h))
         (key == "fhash" ? r.fhash : r.hhash) = h;
+    } else if (key == "fhash2" && kind != num_kind::none) {
+      // A copy's counter sample names the file it wrote there too; read like a span's args.fhash2.
+      uint64_t h;
+      if (hash_of(kind, n, text, h))
+        chunk.args.push_back({"fhash2", static_cast<int64_t>(h)});
     }
   }
   if (f.submit_tid >= 0)
