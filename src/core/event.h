@@ -38,7 +38,7 @@ struct trace_event {
   bool counter = false;        // a "ph":"C" counter sample (args are the counts), not a span
   uint64_t count = 1;          // calls the event stands for: a profile counter sums many
   uint64_t fhash = 0;          // 0: no file
-  uint64_t fhash2 = 0;         // second file (rename target, sendfile input, ...)
+  uint64_t fhash2 = 0;         // second file (rename target, a copy's output)
   // Nesting, for events the kernel placed on their thread's call stack (level 0: not placed).
   // The kernel's id is then the event's id, so children can name a parent written after them.
   uint64_t id = 0;
