@@ -129,7 +129,7 @@ struct dc_nesting {
 struct dc_syscall_spec {
   dc_u8 traced;
   dc_s8 fd_a;        /* argument index of the file descriptor, DC_ARG_RET, or DC_ARG_NONE */
-  dc_s8 fd_b;        /* second file descriptor (sendfile, splice, copy_file_range) */
+  dc_s8 fd_b;        /* second file descriptor: where DC_MOVES_COPY calls write (fd_a: read) */
   dc_u8 fd_at_entry; /* resolve fd_a at entry: the call removes it (close) */
   dc_s8 path_a;      /* argument index of a user path string, or DC_ARG_NONE */
   dc_s8 path_b;      /* second path (rename, link) */
@@ -144,6 +144,9 @@ struct dc_syscall_spec {
 #define DC_MOVES_NONE 0
 #define DC_MOVES_READ 1
 #define DC_MOVES_WRITE 2
+/* Data moves between two files (copy_file_range, sendfile, splice, tee): read from fd_a,
+ * written to fd_b; a positive return value is bytes moved both ways. */
+#define DC_MOVES_COPY 3
 
 struct dc_syscall_event {
   struct dc_record_header hdr; /* ts_ns = entry time */
@@ -362,7 +365,8 @@ enum dc_profile_layer {
 
 struct dc_profile_key {
   dc_u64 epoch;
-  struct dc_file_ref file; /* mode 0: no file */
+  struct dc_file_ref file;  /* mode 0: no file */
+  struct dc_file_ref file2; /* DC_MOVES_COPY calls: the file written (file: the file read) */
   dc_u32 tgid;
   dc_u32 layer; /* enum dc_profile_layer */
   dc_u32 op;

@@ -36,6 +36,17 @@ target_link_libraries(runtime_tests PRIVATE datacrumbs_core datacrumbs_deploy GT
 add_dependencies(runtime_tests datacrumbs usdt_app io_workload tcp_pair lingering_writer mmap_reader stdio_app hdf5_mpi_app plugin_app dc_plugin datacrumbs_probe_configurator datacrumbs_client datacrumbs_track static_app datacrumbs_sign_probes)
 gtest_discover_tests(runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
 
+# Calls that move data between two files, against the sizes they moved and /proc/PID/io.
+add_executable(two_file_calls runtime/two_file_calls.c)
+target_link_libraries(two_file_calls PRIVATE Threads::Threads)
+add_executable(two_file_runtime_tests runtime/two_file_test.cpp runtime/runtime_helpers.cpp unit/trace_reader.cpp)
+target_include_directories(two_file_runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(two_file_runtime_tests PRIVATE
+  DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>" TWO_FILE_CALLS_BIN="$<TARGET_FILE:two_file_calls>")
+target_link_libraries(two_file_runtime_tests PRIVATE GTest::gtest_main PkgConfig::ZLIB nlohmann_json::nlohmann_json)
+add_dependencies(two_file_runtime_tests datacrumbs two_file_calls)
+gtest_discover_tests(two_file_runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
+
 # The analyze counters against a controlled workload traced by the real tool.
 add_executable(darshan_workload runtime/darshan_workload.c)
 add_executable(stdio_workload runtime/stdio_workload.c)

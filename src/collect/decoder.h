@@ -110,6 +110,12 @@ layer_op fs_op(uint32_t op);
 layer_op net_op(uint32_t op);
 layer_op fault_op(uint32_t op);
 
+struct syscall_info;
+// Which way a POSIX call that moved bytes moved them for its files (fhash: `a`, fhash2: `b`),
+// for events and profile counters alike. Only file data counts as the application's I/O
+// (amplification, page cache); bytes through sockets and pipes stay in the call's own totals.
+void set_posix_dirs(trace_event& ev, const syscall_info& info, const dc_file_ref& a, const dc_file_ref& b);
+
 // "/a/b/c" from the leaf-first, NUL-separated components a BPF path walk produces.
 std::string join_components(std::string_view leaf_first);
 
