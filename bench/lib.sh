@@ -6,7 +6,7 @@ die() { echo "$bench_name: $*" >&2; exit 1; }
 log() { echo "$bench_name: $*" >&2; }
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-dc="$repo/build/bin/datacrumbs"
+dc="${DATACRUMBS_BIN:-$repo/build/bin/datacrumbs}"
 
 # Refuses to run without the built tool or without root (BPF, loop devices).
 require_tool_and_root() {
@@ -62,4 +62,65 @@ parse_bench_args() {
   if [[ -n "$count_name" && ! "${!count_name}" =~ ^[1-9][0-9]*$ ]]; then
     die "${count_name^^} must be a positive integer, got '${!count_name}'"
   fi
+}
+
+# timed OUT CMD...: runs CMD (stdin, stdout and stderr passed through) and writes "WALL CPU" to
+# OUT: wall seconds of the whole command and its user + system CPU seconds, children included.
+timed() {
+  local out="$1"
+  shift
+  python3 -c '
+import resource, subprocess, sys, time
+t = time.monotonic()
+rc = subprocess.run(sys.argv[2:]).returncode
+wall = time.monotonic() - t
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write(f"{wall:.6f} {u.ru_utime + u.ru_stime:.6f}\n")
+sys.exit(rc)' "$out" "$@"
+}
+
+# Darshan 3.5, the peer: darshan_prefix counters|dxt prints the install prefix, building it once
+# per machine (scripts/build-darshan.sh, about a minute each); empty, with the reason in
+# $tmp/err.darshan-VARIANT, when it cannot be built (no vendored tarball).
+darshan_prefix() {
+  # shellcheck disable=SC2154 # $tmp: the calling script's scratch directory
+  bash "$repo/scripts/build-darshan.sh" "$1" 2>"$tmp/err.darshan-$1" || true
+}
+
+# darshan_command PREFIX LOGDIR DXT CMD...: sets the array darshan_cmd to CMD with Darshan
+# preloaded (non-MPI), its log going to LOGDIR (emptied), DXT tracing every POSIX operation when
+# DXT is 1.
+darshan_command() {
+  local prefix="$1" logdir="$2" dxt="$3"
+  shift 3
+  rm -rf "$logdir" && mkdir -p "$logdir"
+  darshan_cmd=(env DARSHAN_ENABLE_NONMPI=1 DARSHAN_LOGPATH="$logdir")
+  ((dxt)) && darshan_cmd+=(DXT_ENABLE_IO_TRACE=1)
+  darshan_cmd+=(LD_PRELOAD="$prefix/lib/libdarshan.so" "$@")
+}
+
+# darshan_counter PARSER_PREFIX LOGDIR FILE COUNTER: a POSIX counter (POSIX_READS, ...) of FILE
+# summed over the logs in LOGDIR, one per process (darshan-parser); darshan_dxt_ops PARSER_PREFIX
+# LOGDIR FILE read|write: the operations DXT kept for FILE (darshan-dxt-parser's read_count or
+# write_count).
+darshan_logs() {
+  local log
+  for log in "$2"/*.darshan; do "$1/bin/$3" "$log"; done
+}
+darshan_counter() {
+  darshan_logs "$1" "$2" darshan-parser |
+    awk -v f="$3" -v c="$4" '$4 == c && $6 == f {n += $5} END {print n + 0}'
+}
+darshan_dxt_ops() {
+  darshan_logs "$1" "$2" darshan-dxt-parser |
+    awk -v f="$3" -v k="$4_count: " '/^# DXT, file_id:/ {mine = ($0 ~ ("file_name: " f "$"))}
+      mine && /^# DXT, write_count:/ {sub(".*" k, ""); sub(/,.*/, ""); n += $1} END {print n + 0}'
+}
+
+# The machine, for every benchmark's header: CPUs and model, kernel, clocksource.
+machine_line() {
+  local cpu clock
+  cpu="$(grep -m1 -E '^(model name|Model)' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  clock="$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
+  echo "$(nproc) CPUs, ${cpu:-unknown CPU}, kernel $(uname -r), clocksource $clock"
 }

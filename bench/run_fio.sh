@@ -1,28 +1,35 @@
 #!/usr/bin/env bash
-# Block-heavy overhead benchmark: two fio jobs on a private ext4 loop device,
-# each run untraced, under datacrumbs (trace mode) and under datacrumbs
-# --mode profile, in interleaved rounds.
+# fio beside Darshan: three jobs on a private ext4 loop device, each run untraced, under
+# Darshan 3.5 (counters; DXT keeping every operation) and under datacrumbs (trace mode with the
+# system-call layer alone and with every layer; profile mode), in interleaved rounds:
+#   randread-cached  4 KiB random preads of a page-cached file: CPU-bound, the per-call cost;
+#   randread-direct  4 KiB O_DIRECT random reads reaching the disk: two events per read;
+#   seqwrite         1 MiB buffered writes, each fsync'd: few calls, large block requests.
 #
-# usage: sudo bash bench/run_fio.sh [--write-doc] [--rounds R]
+# usage: sudo bash bench/run_fio.sh [--quick] [--write-doc] [--rounds R]
 #
-# Prints a markdown table (medians over R rounds, default 3) on stdout;
-# progress goes to stderr. --write-doc also rewrites docs/benchmarks-fio.md.
-# This is a benchmark, not a test: it exits non-zero on errors (a fio or
-# datacrumbs run that fails), never on an overhead or byte ratio.
+# --quick (CI-sized, seconds): 16 MiB files, 0.5 s jobs, one round. Prints markdown tables on
+# stdout (per-round ratios against untraced, their medians, every round); progress on stderr.
+# --write-doc also rewrites this benchmark's section of docs/benchmarks.md. A benchmark, not a
+# test: it exits non-zero on errors (a run that fails, an event lost, a count that is not fio's
+# own: the file's preads/reads in datacrumbs' summary, Darshan's POSIX_READS and DXT read
+# segments must equal fio's total_ios), never on a ratio.
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-rounds=3
-parse_bench_args 11 "" "$@"
+rounds=5
+size_mb=512
+runtime=8s
+for arg in "$@"; do
+  [[ "$arg" != --quick ]] || { rounds=1; size_mb=16; runtime=500ms; }
+done
+parse_bench_args 16 "" "$@"
 
 require_tool_and_root
 command -v python3 >/dev/null || die "python3 is required"
-if ! command -v fio >/dev/null; then
-  log "installing fio"
-  apt-get install -y fio >&2 || die "apt-get install fio failed"
-fi
+command -v fio >/dev/null || die "fio is required (bash scripts/install-deps.sh)"
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
 pgrep -x datacrumbs >/dev/null && log "warning: another datacrumbs is running; numbers will be skewed"
 
@@ -37,201 +44,199 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A 2 GiB sparse image on a loop device. --direct-io=on makes the loop driver
-# use O_DIRECT on the image, so reads reach the real disk, not the host's
-# page cache holding the image file.
-truncate -s 2G "$tmp/img"
+# A sparse image on a loop device with direct I/O on the image, so O_DIRECT reads reach the
+# real disk, not the host's page cache holding the image file.
+truncate -s $((size_mb * 4))M "$tmp/img"
 dev="$(losetup -f --show --direct-io=on "$tmp/img")"
 loop_dio="$(cat "/sys/block/${dev#/dev/}/loop/dio" 2>/dev/null || echo 0)"
-[[ "$loop_dio" == 1 ]] || log "warning: $dev has no direct I/O; reads may hit the host page cache"
+[[ "$loop_dio" == 1 ]] || log "warning: $dev has no direct I/O; direct reads may hit the host page cache"
 # No lazy inode-table/journal init: it would write in the background during the runs.
 mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$dev"
 mkdir "$mnt"
 mount "$dev" "$mnt"
 loop_majmin="$(cat "/sys/block/${dev#/dev/}/dev")"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+log "building or finding Darshan (once per machine)"
+darshan="$(darshan_prefix counters)"
+darshan_dxt="$(darshan_prefix dxt)"
 
-common=(--ioengine=psync --output-format=json --output="$tmp/fio.json")
-write_job=(fio --name=seqwrite --filename="$mnt/seq" --rw=write --bs=1M --size=512M
-  --fsync=1 --end_fsync=1 --direct=0 "${common[@]}")
-read_job=(fio --name=randread --filename="$mnt/rand" --rw=randread --bs=4k --size=512M
-  --direct=1 --runtime=10 --time_based "${common[@]}")
+size="${size_mb}M"
+# --thread: jobs as threads, not forked processes. Forking from fio's threaded parent under
+# Darshan can copy its POSIX mutex locked into the child, which then waits forever (seen here).
+common=(--thread --ioengine=psync --output-format=json --output="$tmp/fio.json")
+job_cmd() {
+  case "$1" in
+    randread-cached) echo fio --name=cached --filename="$mnt/cached" --rw=randread --bs=4k --size="$size" \
+      --direct=0 --invalidate=0 --runtime="$runtime" --time_based ;;
+    randread-direct) echo fio --name=direct --filename="$mnt/direct" --rw=randread --bs=4k --size="$size" \
+      --direct=1 --runtime="$runtime" --time_based ;;
+    seqwrite) echo fio --name=seqwrite --filename="$mnt/seq" --rw=write --bs=1M --size="$size" --fsync=1 \
+      --end_fsync=1 --direct=0 ;;
+  esac
+}
+jobs=(randread-cached randread-direct seqwrite)
+modes=(untraced darshan darshan-dxt dc-syscall dc-default dc-profile)
 
-log "laying out the random-read file (untraced)"
-fio --name=layout --filename="$mnt/rand" --rw=write --bs=1M --size=512M --end_fsync=1 \
-  --output="$tmp/layout.json" >/dev/null || die "layout run failed"
+log "laying out the read files (untraced)"
+for f in cached direct; do
+  fio --name=layout --filename="$mnt/$f" --rw=write --bs=1M --size="$size" --end_fsync=1 \
+    --output="$tmp/layout.json" >/dev/null || die "layout run failed"
+done
+cat "$mnt/cached" >/dev/null # in the page cache for every cached run (--invalidate=0 keeps it)
 
-# run JOB MODE ROUND: one fio run; appends a line to $tmp/results (round 0:
-# warm-up, discarded).
+failed=0
+: >"$tmp/rows"
+# run JOB MODE ROUND: one fio run; its throughput, wall and CPU go to $tmp/rows.JOB, what was
+# checked to $tmp/check.JOB.MODE.
 run() {
-  local job="$1" mode="$2" r="$3" out="$tmp/results" cmd
-  ((r)) || out=/dev/null
-  if [[ "$job" == seqwrite ]]; then
-    cmd=("${write_job[@]}")
-    rm -f "$mnt/seq"
-  else
-    cmd=("${read_job[@]}")
-  fi
+  local job="$1" mode="$2" r="$3" cmd file
+  read -r -a cmd <<<"$(job_cmd "$job")"
+  cmd+=("${common[@]}")
+  file="$(printf '%s\n' "${cmd[@]}" | sed -n 's/^--filename=//p')"
+  [[ "$job" != seqwrite ]] || rm -f "$file"
   sync
   rm -f "$tmp/fio.json" "$tmp/s.json" "$tmp/t.pfw.gz"
-  if ((r)); then log "round $r/$rounds: $job $mode"; else log "warm-up: $job"; fi
-  if [[ "$mode" != untraced ]]; then
-    local dc_mode=trace
-    [[ "$mode" == traced ]] || dc_mode=profile
-    "$dc" run --mode "$dc_mode" -o "$tmp/t.pfw.gz" --summary "$tmp/s.json" -- "${cmd[@]}" 2>"$tmp/err" ||
-      die "$mode $job failed: $(tail -n3 "$tmp/err")"
-  else
-    "${cmd[@]}" 2>"$tmp/err" || die "$job failed: $(tail -n3 "$tmp/err")"
+  log "round $r/$rounds: $job $mode"
+  case "$mode" in
+    untraced) ;;
+    darshan | darshan-dxt)
+      [[ -n "$darshan" && -n "$darshan_dxt" ]] || { echo "Darshan not built" >"$tmp/err.$job.$mode"; return 0; }
+      darshan_command "$([[ "$mode" == darshan ]] && echo "$darshan" || echo "$darshan_dxt")" "$tmp/dlog" \
+        "$([[ "$mode" == darshan ]] && echo 0 || echo 1)" "${cmd[@]}"
+      cmd=("${darshan_cmd[@]}") ;;
+    dc-syscall) cmd=("$dc" run --layers syscall -o "$tmp/t.pfw.gz" --summary "$tmp/s.json" -- "${cmd[@]}") ;;
+    dc-default) cmd=("$dc" run -o "$tmp/t.pfw.gz" --summary "$tmp/s.json" -- "${cmd[@]}") ;;
+    dc-profile) cmd=("$dc" run --mode profile -o "$tmp/t.pfw.gz" --summary "$tmp/s.json" -- "${cmd[@]}") ;;
+  esac
+  timed "$tmp/time" "${cmd[@]}" >/dev/null 2>"$tmp/err" || { failed=1; log "$job $mode failed: $(tail -n2 "$tmp/err")"; return 0; }
+  local ops="" segments="" kind=read
+  [[ "$job" != seqwrite ]] || kind="write"
+  if [[ "$mode" == darshan* ]]; then
+    ops="$(darshan_counter "$darshan" "$tmp/dlog" "$file" "POSIX_${kind^^}S")"
+    [[ "$mode" == darshan ]] || segments="$(darshan_dxt_ops "$darshan" "$tmp/dlog" "$file" "$kind")"
   fi
-  python3 - "$job" "$mode" "$tmp/fio.json" "$tmp/s.json" "$tmp/t.pfw.gz" "$loop_majmin" >>"$out" <<'EOF' ||
-import gzip, json, sys
-job, mode, fio_json, summary, trace, majmin = sys.argv[1:]
+  python3 - "$job" "$mode" "$r" "$tmp/fio.json" "$tmp/s.json" "$file" "$tmp/time" "$ops" "$segments" "$loop_majmin" \
+    >>"$tmp/rows.$job" 2>>"$tmp/check.$job.$mode" <<'PY' || { failed=1; log "$job $mode: $(tail -n1 "$tmp/check.$job.$mode")"; }
+import json, sys
+job, mode, r, fio_json, summary, path, timing, ops, segments, majmin = sys.argv[1:]
 j = json.load(open(fio_json))["jobs"][0]
-dirn = "write" if job == "seqwrite" else "read"
-io = j[dirn]
-tput = io["bw_bytes"] / 2**20 if dirn == "write" else io["iops"]
-row = [job, mode, f"{tput:.3f}", str(j["job_runtime"]), str(io["io_bytes"])]
-if mode != "untraced":
+write = job == "seqwrite"
+io = j["write" if write else "read"]
+metric = io["bw_bytes"] / 2**20 if write else io["iops"]
+wall, cpu = open(timing).read().split()
+print(f"{mode}\t{r}\t{metric:.3f}\t{wall}\t{cpu}")
+ios = io["total_ios"]
+if mode.startswith("dc-"):
     s = json.load(open(summary))
-    blk = s["layers"].get("BLOCK", {})
-    # The summary sums every device; the trace's events say which one each request hit
-    # (profile counters do not: -1).
-    loop = 0 if mode == "traced" else -1
-    for line in gzip.open(trace, "rt") if mode == "traced" else []:
-        if '"cat":"BLOCK"' in line:
-            e = json.loads(line.strip().rstrip(","))
-            a = e["args"]
-            if e["name"] == dirn and f"{a['major']}:{a['minor']}" == majmin:
-                loop += a["bytes"]
-    row += [str(s["events"]["written"] + s["events"]["counters"]), str(s["events"]["lost"]),
-            str(blk.get(dirn, {}).get("bytes", 0)), str(loop)]
-print("\t".join(row))
-EOF
-    die "could not parse the results of $job ($mode)"
+    posix = s["files"].get(path, {}).get("POSIX", {})
+    seen, lost = posix.get("writes" if write else "reads", 0), s["events"]["lost"]
+    ok = seen == ios and lost == 0
+    # Every layer on, I/O that reaches the disk: the trace's BLOCK bytes on the loop device
+    # against fio's bytes (the block layer's attribution, shown, not required).
+    device = ""
+    if mode == "dc-default" and job != "randread-cached":
+        import gzip
+        dirn, moved = ("write" if write else "read"), 0
+        for line in gzip.open(summary.replace("s.json", "t.pfw.gz"), "rt"):
+            if '"cat":"BLOCK"' in line:
+                e = json.loads(line.strip().rstrip(","))
+                a = e["args"]
+                if e["name"] == dirn and f"{a['major']}:{a['minor']}" == majmin:
+                    moved += a["bytes"]
+        device = f", loop-device bytes / fio bytes {moved / io['io_bytes']:.4f}"
+    sys.stderr.write(f"{'ok' if ok else 'BAD'} fio {ios} calls {seen} lost {lost}{device}\n")
+elif mode.startswith("darshan"):
+    n = int(ops)
+    ok = n == ios and (not segments or int(segments) == ios)
+    sys.stderr.write(f"{'ok' if ok else 'BAD'} fio {ios} POSIX_{'WRITES' if write else 'READS'} {n} "
+                     f"DXT {segments or '-'}\n")
+else:
+    ok = True
+sys.exit(0 if ok else 1)
+PY
 }
 
-# Round 0 warms up: it allocates the image's blocks on the host file system.
-for ((r = 0; r <= rounds; r++)); do
-  for job in seqwrite randread; do
-    # Alternate which mode goes first so drift does not favour one of them.
-    if ((r == 0)); then
-      modes=(untraced)
-    else
-      case $((r % 3)) in
-        1) modes=(untraced traced profile) ;;
-        2) modes=(traced profile untraced) ;;
-        0) modes=(profile untraced traced) ;;
-      esac
-    fi
-    for mode in "${modes[@]}"; do run "$job" "$mode" "$r"; done
+# Round 0 warms up (allocates the sparse image's blocks on the host); each later round starts at
+# another mode, so drift favours none of them.
+run seqwrite untraced 0 >/dev/null 2>&1 || true
+: >"$tmp/rows.seqwrite"
+rm -f "$tmp"/check.seqwrite.*
+for ((r = 1; r <= rounds; r++)); do
+  for job in "${jobs[@]}"; do
+    n=${#modes[@]}
+    for ((k = 0; k < n; k++)); do run "$job" "${modes[$(((k + r - 1) % n))]}" "$r"; done
   done
 done
 
-python3 - "$tmp/results" "$tmp/table.md" "$tmp/verdict.md" <<'EOF'
-import statistics as st, sys
-rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
-med = st.median
-table = ["| job | mode | metric | untraced | traced | overhead | fio runtime untraced / traced (ms) "
-         "| events (trace) or counters (profile) written | lost | fio bytes | BLOCK bytes, all devices "
-         "| BLOCK bytes, loop device | loop / fio |",
-         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-rounds = ["| job | round | untraced | traced | overhead | profile | overhead |", "|---|---:|---:|---:|---:|---:|---:|"]
-verdict, spread = [], []
-for job, metric, dirn in (("seqwrite", "MiB/s", "write"), ("randread", "IOPS", "read")):
-    u = [r for r in rows if r[0] == job and r[1] == "untraced"]
-    m = lambda rs, i: med(float(r[i]) for r in rs)
-    ut = m(u, 2)
-    per = {}
-    for mode in ("traced", "profile"):
-        t = [r for r in rows if r[0] == job and r[1] == mode]
-        tt = m(t, 2)
-        ov = (ut - tt) / ut * 100
-        per[mode] = [(float(a[2]) - float(b[2])) / float(a[2]) * 100 for a, b in zip(u, t)]
-        lost = sum(int(r[6]) for r in t)
-        loop = m(t, 8)
-        loop_cells = f"{loop:,.0f} {dirn} | {loop / m(t, 4):.4f}" if loop >= 0 else "— (not in counters) | —"
-        table.append(f"| {job} | {mode} | {metric} | {ut:,.1f} | {tt:,.1f} | {ov:.1f} % | {m(u, 3):.0f} / {m(t, 3):.0f} "
-                     f"| {m(t, 5):,.0f} | {m(t, 6):,.0f} | {m(t, 4):,.0f} | {m(t, 7):,.0f} {dirn} | {loop_cells} |")
-        verdict.append(f"- {job}, {mode}: overhead {ov:.1f} % ({'met' if ov <= 1 else 'MISSED'}; per round "
-                       f"{min(per[mode]):.1f} to {max(per[mode]):.1f} %), {lost} events lost in {len(t)} runs "
-                       f"({'met' if lost == 0 else 'MISSED'}).")
-    ux = [float(r[2]) for r in u]
-    spread.append((max(ux) - min(ux)) / ut * 100)
-    verdict.append(f"- {job}: untraced rounds alone spread {spread[-1]:.1f} %.")
-    tr = [r for r in rows if r[0] == job and r[1] == "traced"]
-    pr = [r for r in rows if r[0] == job and r[1] == "profile"]
-    for i, (a, b, c) in enumerate(zip(u, tr, pr), 1):
-        rounds.append(f"| {job} | {i} | {float(a[2]):,.1f} | {float(b[2]):,.1f} | {per['traced'][i - 1]:.1f} % "
-                      f"| {float(c[2]):,.1f} | {per['profile'][i - 1]:.1f} % |")
-open(sys.argv[2], "w").write("\n".join(table) + "\n\nPer round (throughput in the job's metric):\n\n"
-                             + "\n".join(rounds) + "\n")
-open(sys.argv[3], "w").write("Target (traced throughput within 1 % of untraced, 0 lost events):\n\n"
-                             + "\n".join(verdict) + "\n"
-                             + ("\nThe untraced rounds differ from each other by more than the 1 % target (spread: (max − min)\n"
-                                "/ median), so single rounds cannot resolve a 1 % difference here; read the medians with\n"
-                                "the per-round table, and use more --rounds to narrow them.\n" if max(spread) > 1 else ""))
-EOF
-cat "$tmp/table.md"
-echo
+IFS=,
+for job in "${jobs[@]}"; do
+  metric=IOPS
+  [[ "$job" != seqwrite ]] || metric="MiB/s"
+  : >"$tmp/notes.$job"
+  for mode in "${modes[@]}"; do
+    if [[ -s "$tmp/check.$job.$mode" ]]; then
+      printf '%s\t%s of %d runs exact (%s)\n' "$mode" "$(grep -c '^ok' "$tmp/check.$job.$mode")" \
+        "$(wc -l <"$tmp/check.$job.$mode")" "$(tail -n1 "$tmp/check.$job.$mode" | cut -d' ' -f2-)" >>"$tmp/notes.$job"
+    elif [[ -s "$tmp/err.$job.$mode" ]]; then
+      printf '%s\t%s\n' "$mode" "$(cat "$tmp/err.$job.$mode")" >>"$tmp/notes.$job"
+    fi
+  done
+  {
+    echo "### $job ($metric; ratios: higher is faster)"
+    echo
+    echo "\`$(job_cmd "$job" | sed "s|$mnt/||")\`"
+    echo
+    python3 "$repo/bench/summarize.py" "$tmp/rows.$job" --configs "${modes[*]}" --metric "$metric" \
+      --notes "$tmp/notes.$job" --json "$tmp/medians.$job.json"
+    echo
+  } >>"$tmp/tables.md"
+done
+unset IFS
+cat "$tmp/tables.md"
+python3 - "$tmp/medians.randread-cached.json" >"$tmp/verdict.md" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+dxt = m.get("darshan-dxt", {}).get("metric_ratio")
+for cfg in ("dc-syscall", "dc-default", "dc-profile"):
+    mine = m.get(cfg, {}).get("metric_ratio")
+    if mine is None or dxt is None:
+        print(f"- randread-cached, {cfg}: not measured (a config failed).")
+    else:
+        print(f"- randread-cached, {cfg}: IOPS × untraced {mine:.2f} vs Darshan DXT {dxt:.2f} "
+              f"(target ≥): {'met' if mine >= dxt else 'MISSED'}.")
+PY
+echo "Target (issue 14): page-cached randread IOPS ratio ≥ Darshan DXT's."
 cat "$tmp/verdict.md"
 
 if ((write_doc)); then
-  cpu="$(grep -m1 -E '^(model name|Model)' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
   rev="$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)"
   git -C "$repo" diff --quiet HEAD -- src bpf 2>/dev/null || rev="$rev (with uncommitted changes in src/ or bpf/)"
-  loop_mode="direct I/O on the image"
-  [[ "$loop_dio" == 1 ]] || loop_mode="buffered (direct I/O unavailable), so reads may come from the host page cache"
-  cat >"$repo/docs/benchmarks-fio.md" <<EOF
-# Benchmarks: block-heavy fio jobs
+  {
+    cat <<EOF
+## fio beside Darshan (\`bench/run_fio.sh\`)
 
-Generated by \`bench/run_fio.sh\`; rerun it rather than editing by hand.
+Three fio jobs (psync) on a private ext4 file system (a sparse image on a loop device with
+direct I/O on the image, made with lazy init off, removed afterwards), each run untraced, under
+Darshan 3.5 (\`darshan\`: counters; \`darshan-dxt\`: DXT keeping every operation) and under
+datacrumbs (\`dc-syscall\`: \`--layers syscall\`; \`dc-default\`: every layer; \`dc-profile\`:
+\`--mode profile\`), $rounds interleaved rounds (each starting at another mode). Ratios are
+medians of per-round ratios to the untraced run of the same round. Every run's count is checked
+against fio's own \`total_ios\`: the file's reads (writes) in datacrumbs' summary, with 0 lost;
+Darshan's POSIX_READS and DXT read segments.
 
-Two fio jobs, each run untraced, under
-\`datacrumbs run -o t.pfw.gz --summary s.json -- fio ...\` (trace mode) and under the same with
-\`--mode profile\` (per-interval counters kept in the kernel), in $rounds interleaved rounds (the
-order of the three rotates between rounds); the table shows medians.
-They run on a private ext4 file system: a 2 GiB sparse image on a loop device
-($loop_mode), made with \`mkfs.ext4 -q\` (inode tables and journal initialised up
-front, not lazily in the background) and removed afterwards.
-
-- Machine: $(nproc) CPUs, ${cpu:-unknown CPU}, kernel $(uname -r)
-- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); datacrumbs commit $rev
+- Machine: $(machine_line)
+- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); datacrumbs commit $rev; $(fio --version)
 - Load average (1/5/15 min) before the run: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg)
-- Tools: $(fio --version)
-- Reproduce (as root): \`bash bench/run_fio.sh --write-doc\`
+  (a shared machine: read the numbers as provisional)
+- Reproduce: \`sudo bash bench/run_fio.sh --write-doc\` (CI-sized: \`--quick\`)
 
 EOF
-  {
-    cat "$tmp/table.md"
+    cat "$tmp/tables.md"
+    echo "Target (issue 14): page-cached randread IOPS ratio ≥ Darshan DXT's."
     echo
     cat "$tmp/verdict.md"
-    cat <<'EOF'
-
-Overhead is (untraced − traced) / untraced × 100, from the medians; the per-round table pairs
-each round's untraced and traced run, so its spread shows the noise. Throughput, runtime and fio
-bytes come from fio's JSON output; events and "BLOCK bytes, all devices" from the traced run's
-summary JSON; "BLOCK bytes, loop device" sums the trace's BLOCK events on the benchmark's loop
-device only. Before the rounds, each job runs once untraced and is discarded: that warm-up
-allocates the sparse image's blocks on the host file system.
-
-Jobs:
-
-- **seqwrite**: `fio --rw=write --bs=1M --size=512M --fsync=1 --end_fsync=1 --ioengine=psync
-  --direct=0`, one file deleted and recreated every run. Buffered 1 MiB writes, each followed by
-  an fsync, so every MiB goes through the page cache and on to the device while fio waits: few
-  syscalls, large block requests, throughput bound by the disk's write latency. `--end_fsync=1`
-  is added because fio 3.33 does not fsync after the last write, which would leave that MiB to
-  background writeback outside the trace. Loop-device bytes count the block requests datacrumbs
-  attributes to fio; ext4 journal writes come from the jbd2 kernel thread and are not among
-  them. "All devices" equals the loop device: in direct-I/O mode the loop driver hands the same
-  page-cache pages to the disk below, and datacrumbs does not count that stacked request again.
-- **randread**: `fio --rw=randread --bs=4k --size=512M --ioengine=psync --direct=1 --runtime=10
-  --time_based` on a file laid out beforehand by an untraced write. `--direct=1` bypasses the
-  guest page cache, and the loop device's direct I/O bypasses the host's, so every 4 KiB pread
-  reaches the disk in every round (no cache warming between rounds, no `drop_caches` needed).
-  This is the many-small-I/Os case (two events per read: the syscall and the block request),
-  where a per-event cost shows most. Loop-device bytes should match fio's bytes almost exactly.
-EOF
-  } >>"$repo/docs/benchmarks-fio.md"
-  log "wrote docs/benchmarks-fio.md"
+  } >"$tmp/section.md"
+  write_doc_section fio "$tmp/section.md"
+  log "wrote its section of docs/benchmarks.md"
 fi
+exit "$failed"

@@ -7,7 +7,7 @@
 const volatile __u32 dc_register_uid = 0xffffffff; /* set before load: no one by default */
 
 SEC("uprobe")
-int dc_client_start(struct pt_regs* ctx)
+int dc_beacon_start(struct pt_regs* ctx)
 {
   if ((__u32)bpf_get_current_uid_gid() != dc_register_uid)
     return 0;

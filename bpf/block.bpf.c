@@ -56,7 +56,7 @@ int BPF_PROG(dc_block_dirty, struct folio* folio, struct address_space* mapping)
   if (!mapping || !dc_is_traced(tgid))
     return 0;
   struct dc_file_ref f;
-  dc_inode_ref(mapping->host, &f);
+  dc_inode_ref(dc_plain(mapping)->host, &f);
   __u64 key = dc_file_key(&f);
   bpf_map_update_elem(&dc_dirtied_by, &key, &tgid, BPF_ANY);
   return 0;
@@ -70,7 +70,7 @@ int BPF_PROG(dc_block_dio_begin, struct kiocb* iocb)
     return 0;
   __u32 tid = (__u32)pid_tgid;
   struct dc_file_ref f;
-  dc_inode_ref(iocb->ki_filp->f_inode, &f);
+  dc_inode_ref(dc_plain(iocb)->ki_filp->f_inode, &f);
   bpf_map_update_elem(&dc_direct_io_file, &tid, &f, BPF_ANY);
   return 0;
 }
@@ -84,8 +84,9 @@ static __always_inline int dc_stacked(const struct dc_block_owner* o, struct blo
 
 /* Who is behind a request, and which file its pages belong to. Called where the request is
  * accounted (block_io_start, in the submitting task), or at insert/issue when it was not. */
-static __always_inline int dc_block_owner_of(struct request* rq, struct dc_block_owner* o)
+static __always_inline int dc_block_owner_of(struct request* trusted_rq, struct dc_block_owner* o)
 {
+  struct request* rq = dc_plain(trusted_rq);
   struct bio* bio = rq->bio;
   struct bio_vec* vec = bio ? bio->bi_io_vec : NULL;
   struct page* page = vec ? vec->bv_page : NULL;
@@ -196,7 +197,7 @@ int BPF_PROG(dc_block_rq_complete, struct request* rq, blk_status_t error, unsig
   ev->sector = rq->__sector;
   ev->file = r->owner.file;
   ev->bytes = nr_bytes;
-  struct block_device* part = rq->part;
+  struct block_device* part = dc_plain(rq)->part;
   ev->dev = part ? part->bd_dev : 0;
   ev->op = rq->cmd_flags & 0xff; /* REQ_OP_MASK */
   ev->cause = r->owner.cause;

@@ -332,9 +332,11 @@ union dc_staged_record {
 
 /* What a probed function's entry captures besides its registers. */
 struct dc_uprobe_spec {
-  dc_s8 str_arg;       /* argument read as a user string (a file or dataset name), or -1 */
-  dc_s8 item_size_arg; /* fread/fwrite: bytes = ret * this argument (profile mode), or -1 */
-  dc_u8 reserved[6];
+  dc_s8 str_arg;         /* argument read as a user string (a file or dataset name), or -1 */
+  dc_s8 item_size_arg;   /* fread/fwrite: bytes = ret * this argument (profile mode), or -1 */
+  dc_s8 deref_arg;       /* argument that points at the 8 bytes wanted in its place, or -1 */
+  dc_u8 deref_at_return; /* 1: read them at return (an out parameter), 0: at entry */
+  dc_u8 reserved[4];
 };
 
 /* One returned call of a probed user-space function. hdr.ts_ns is its entry. */

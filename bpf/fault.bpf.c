@@ -278,4 +278,4 @@ int BPF_PROG(dc_fault_rss_exit, struct task_struct* task, bool group_dead)
 }
 
 /* Faults still open close at their thread's exit, and at the end of a run (dc_flush_faults). */
-DC_FLUSH_AT_EXIT_AND_END(dc_fault_at_exit, dc_flush_faults, dc_faults, dc_fault_close)
+DC_FLUSH_AT_EXIT_AND_END(dc_fault_at_exit, dc_fault_flush, dc_faults, dc_fault_close)

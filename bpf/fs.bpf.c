@@ -30,6 +30,7 @@ struct {
 /* Device -> the traced thread in fsync on it now (its record header). */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC); /* created at once; elements as they come */
   __uint(max_entries, 1024);
   __type(key, __u32);
   __type(value, struct dc_record_header);
@@ -80,7 +81,7 @@ static __always_inline void dc_fs_end(__u64 id, __u32 op, __s64 ret)
     return;
   ev->dur_ns = bpf_ktime_get_ns() - ev->hdr.ts_ns;
   ev->ret = ret;
-  dc_fs_send(ev);
+  dc_fs_send(ev, NULL);
   bpf_map_delete_elem(&dc_fs_open, &key);
 }
 
@@ -88,8 +89,8 @@ SEC("tp_btf/iomap_dio_rw_begin")
 int BPF_PROG(dc_fs_dio_begin, struct kiocb* iocb, struct iov_iter* iter, unsigned int flags, size_t done)
 {
   __u32 op = iter->data_source ? DC_FS_DIRECT_WRITE : DC_FS_DIRECT_READ;
-  struct file* f = iocb->ki_filp;
-  struct dc_fs_event* ev = dc_fs_begin((__u64)iocb, op, f ? f->f_inode : NULL);
+  struct file* f = dc_plain(iocb)->ki_filp;
+  struct dc_fs_event* ev = dc_fs_begin((__u64)iocb, op, f ? dc_plain(f)->f_inode : NULL);
   if (!ev)
     return 0;
   ev->offset = iocb->ki_pos;
@@ -109,7 +110,7 @@ int BPF_PROG(dc_fs_dio_complete, struct kiocb* iocb, int error, ssize_t ret)
 SEC("tp_btf/ext4_sync_file_enter")
 int BPF_PROG(dc_fs_fsync_enter, struct file* file, int datasync)
 {
-  struct inode* inode = file->f_inode;
+  struct inode* inode = dc_plain(file)->f_inode;
   struct dc_fs_event* ev = dc_fs_begin(dc_tid(), DC_FS_FSYNC, inode);
   if (!ev)
     return 0;
@@ -122,7 +123,7 @@ int BPF_PROG(dc_fs_fsync_enter, struct file* file, int datasync)
 SEC("tp_btf/ext4_sync_file_exit")
 int BPF_PROG(dc_fs_fsync_exit, struct inode* inode, int ret)
 {
-  __u32 dev = inode->i_sb->s_dev;
+  __u32 dev = dc_plain(inode)->i_sb->s_dev;
   struct dc_record_header* waiter = bpf_map_lookup_elem(&dc_fsync_waiter, &dev);
   if (waiter && waiter->tid == dc_tid())
     bpf_map_delete_elem(&dc_fsync_waiter, &dev);
@@ -167,7 +168,7 @@ int BPF_PROG(dc_fs_truncate_exit, struct inode* inode)
 SEC("tp_btf/ext4_unlink_enter")
 int BPF_PROG(dc_fs_unlink_enter, struct inode* parent, struct dentry* dentry)
 {
-  dc_fs_begin(dc_tid(), DC_FS_UNLINK, dentry->d_inode);
+  dc_fs_begin(dc_tid(), DC_FS_UNLINK, dc_plain(dentry)->d_inode);
   return 0;
 }
 
@@ -178,9 +179,16 @@ int BPF_PROG(dc_fs_unlink_exit, struct dentry* dentry, int ret)
   return 0;
 }
 
+/* journal_t is a typedef: dc_plain needs the struct itself. */
+static __always_inline __u32 dc_journal_dev(journal_t* journal)
+{
+  struct journal_s* j = bpf_rdonly_cast(journal, bpf_core_type_id_kernel(struct journal_s));
+  return j->j_fs_dev->bd_dev;
+}
+
 static __always_inline __u64 dc_commit_key(journal_t* journal, transaction_t* transaction)
 {
-  __u32 dev = journal->j_fs_dev->bd_dev;
+  __u32 dev = dc_journal_dev(journal);
   return ((__u64)dev << 32) | (__u32)transaction->t_tid;
 }
 
@@ -202,7 +210,7 @@ int BPF_PROG(dc_fs_handle_start, dev_t dev, tid_t tid, unsigned int type, unsign
 SEC("tp_btf/jbd2_start_commit")
 int BPF_PROG(dc_fs_commit_start, journal_t* journal, transaction_t* transaction)
 {
-  __u32 dev = journal->j_fs_dev->bd_dev;
+  __u32 dev = dc_journal_dev(journal);
   struct dc_record_header* waiter = bpf_map_lookup_elem(&dc_fsync_waiter, &dev);
   __u64 key = dc_commit_key(journal, transaction);
   if (!waiter)
@@ -238,7 +246,7 @@ int BPF_PROG(dc_fs_commit_end, journal_t* journal, transaction_t* transaction)
   if (!ev)
     return 0;
   ev->dur_ns = bpf_ktime_get_ns() - ev->hdr.ts_ns;
-  dc_fs_send(ev);
+  dc_fs_send(ev, NULL);
   bpf_map_delete_elem(&dc_commits, &key);
   return 0;
 }
@@ -249,7 +257,8 @@ SEC("tp_btf/mm_filemap_get_pages")
 int BPF_PROG(dc_fs_buffered_read, struct address_space* mapping, unsigned long index,
              unsigned long last_index)
 {
-  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_READ, mapping ? mapping->host : NULL, 1);
+  struct dc_fs_event* ev =
+      dc_fs_pending_begin(DC_FS_BUFFERED_READ, mapping ? dc_plain(mapping)->host : NULL, 1);
   if (ev) {
     ev->first_page = index;
     ev->last_page = last_index;
@@ -283,7 +292,7 @@ int BPF_PROG(dc_fs_ext4_write_begin, struct inode* inode, loff_t pos, unsigned i
 SEC("tp_btf/xfs_file_buffered_write")
 int BPF_PROG(dc_fs_xfs_write, struct kiocb* iocb, struct iov_iter* from)
 {
-  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_WRITE, iocb->ki_filp->f_inode, 1);
+  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_WRITE, dc_plain(iocb)->ki_filp->f_inode, 1);
   if (ev) {
     ev->offset = iocb->ki_pos;
     ev->bytes = from->count;

@@ -7,15 +7,21 @@
 #ifndef DATACRUMBS_FS_PENDING_BPF_H
 #define DATACRUMBS_FS_PENDING_BPF_H
 
-/* A finished FS operation: to the ring, or to its counter in profile mode. */
-static __always_inline void dc_fs_send(struct dc_fs_event* ev)
+/* A finished FS operation: to the ring, or to its counter in profile mode (coalesced in `mine`,
+ * the state of the thread whose operation it is, when the caller runs as that thread). */
+static __always_inline void dc_fs_send(struct dc_fs_event* ev, struct dc_thread* mine)
 {
   if (dc_profiling()) {
     __u32 op = ev->op;
     int moved = op == DC_FS_DIRECT_READ || op == DC_FS_DIRECT_WRITE || op == DC_FS_BUFFERED_READ ||
                 op == DC_FS_BUFFERED_WRITE;
     __u64 bytes = moved && ev->ret > 0 ? ev->ret : 0;
-    dc_profile_add(ev->hdr.tgid, DC_PROF_FS, op, &ev->file, ev->hdr.ts_ns + ev->dur_ns, ev->dur_ns, bytes, 0);
+    if (mine)
+      dc_profile_add_mine(mine, ev->hdr.tgid, DC_PROF_FS, op, &ev->file, ev->hdr.ts_ns + ev->dur_ns,
+                          ev->dur_ns, bytes, 0);
+    else
+      dc_profile_add(ev->hdr.tgid, DC_PROF_FS, op, &ev->file, ev->hdr.ts_ns + ev->dur_ns, ev->dur_ns, bytes,
+                     0);
     return;
   }
   if (bpf_ringbuf_output(&dc_events, ev, sizeof(*ev), dc_submit_flags()))

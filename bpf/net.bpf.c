@@ -25,6 +25,7 @@ struct {
  * namespaces on the same port would share an entry.) */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC); /* created at once; elements as they come */
   __uint(max_entries, 4096);
   __type(key, __u16);
   __type(value, struct dc_sock_owner);
@@ -156,7 +157,7 @@ int BPF_PROG(dc_net_drop, struct sk_buff* skb, void* location, enum skb_drop_rea
   /* Freeing a consumed packet is not a drop. */
   if (reason == SKB_CONSUMED || reason == SKB_NOT_DROPPED_YET)
     return 0;
-  struct sock* sk = rx_sk ? rx_sk : skb->sk;
+  struct sock* sk = rx_sk ? rx_sk : dc_plain(skb)->sk;
   dc_net_emit(sk, 0, DC_NET_DROP, 0, 0, 0, reason);
   return 0;
 }

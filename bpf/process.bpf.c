@@ -12,6 +12,7 @@
  * resets the handlers, so the hold there is invisible. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC); /* created at once; elements as they come */
   __uint(max_entries, 1 << 14);
   __type(key, __u32);
   __type(value, __u8);
@@ -19,7 +20,7 @@ struct {
 
 static __always_inline bool dc_catches_sigcont(struct task_struct* task)
 {
-  unsigned long handler = (unsigned long)task->sighand->action[DC_SIGCONT - 1].sa.sa_handler;
+  unsigned long handler = (unsigned long)dc_plain(task)->sighand->action[DC_SIGCONT - 1].sa.sa_handler;
   return handler > 1; /* neither SIG_DFL (0) nor SIG_IGN (1) */
 }
 
@@ -36,7 +37,7 @@ int BPF_PROG(dc_process_exec, struct task_struct* p, pid_t old_pid, struct linux
   dc_emit_exec(p);
   /* The kernel opened the program itself: name it, as an open names what it opens, so that the
    * page faults and block reads of its code are charged to a path. */
-  dc_emit_file_name(bprm->file, bpf_ktime_get_ns());
+  dc_emit_file_name(dc_plain(bprm)->file, bpf_ktime_get_ns());
   return 0;
 }
 
@@ -77,6 +78,11 @@ int BPF_PROG(dc_process_fork, struct task_struct* parent, struct task_struct* ch
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(dc_process_exit, struct task_struct* p)
 {
+  if (dc_profiling()) { /* the thread's coalesced counters, before its state goes */
+    struct dc_thread* t = bpf_task_storage_get(&dc_threads, p, 0, 0);
+    if (t)
+      dc_profile_flush_thread(t, DC_SLOT_BUSY);
+  }
   __u32 tgid = p->tgid;
   if (!bpf_map_lookup_elem(&dc_traced, &tgid))
     return 0;
@@ -93,5 +99,18 @@ int BPF_PROG(dc_process_exit, struct task_struct* p)
     return 0;
   ev->exit_code = BPF_CORE_READ(p, exit_code);
   bpf_ringbuf_submit(ev, dc_submit_flags());
+  return 0;
+}
+
+/* Profile mode's interval-end flush: user space runs it over every thread before it reads an
+ * interval (dc_profile_flush_below: the oldest interval it does not read yet), so that a thread
+ * idle since then has its coalesced counters in the map too (profile.bpf.h). */
+SEC("iter/task")
+int dc_process_profile_flush(struct bpf_iter__task* ctx)
+{
+  struct task_struct* task = ctx->task;
+  struct dc_thread* t = task ? bpf_task_storage_get(&dc_threads, task, 0, 0) : 0;
+  if (t)
+    dc_profile_flush_thread(t, dc_profile_flush_below);
   return 0;
 }

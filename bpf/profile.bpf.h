@@ -1,12 +1,31 @@
 /* Profile mode, shared by every layer: each event is added to a per-CPU counter of its process,
  * layer, operation and file for the interval it ended in, instead of going to the ring. The map
- * is shared like the ring (reuse_fd "dc_profile"); user space sizes it, and reads and deletes
- * the intervals that have ended. Included by common.bpf.h. */
+ * is shared like the ring; user space sizes it, and reads and deletes the intervals that have
+ * ended. Included by common.bpf.h, after thread_state.bpf.h.
+ *
+ * Events a thread causes itself (its system calls, the FS operations they end, its probed
+ * user-space calls) are first coalesced in the thread's own state: consecutive events with the
+ * same key (same op, file and interval: the common case) add to one of DC_PROFILE_SLOTS slots,
+ * with plain adds on memory only this thread writes, and only a slot evicted for a new key, the
+ * thread's exit, or the interval-end flush (dc_profile_flush_thread, run by user space over
+ * every thread before it reads an interval) touches the shared map: a hash lookup and atomic
+ * adds per call cost about what trace mode's staging of the call does. A slot's epoch is its
+ * claim word: the owner and the flusher take a slot from its epoch to DC_SLOT_BUSY with a
+ * compare-and-swap before moving its counts to the map, so no count is moved twice or lost. The
+ * owner adds to a slot of the interval it is in; the flusher takes only slots at least two
+ * intervals old (user space reads an interval only then, profile_reader.h): a program that read
+ * the clock in such an interval has long finished its update. */
 #ifndef DATACRUMBS_PROFILE_BPF_H
 #define DATACRUMBS_PROFILE_BPF_H
 
 /* The interval length; 0 means trace mode (one record per event). Set by user space. */
 const volatile __u64 dc_profile_interval_ns = 0;
+
+/* The flush below this epoch: set by user space before it runs dc_process_profile_flush. */
+__u64 dc_profile_flush_below = 0;
+
+#define DC_SLOT_EMPTY (~0ULL)
+#define DC_SLOT_BUSY (~0ULL - 1)
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -21,34 +40,125 @@ static __always_inline int dc_profiling(void)
   return dc_profile_interval_ns != 0;
 }
 
-/* Counts one event that ended at `end_ns`. Atomic adds: a block completion in an interrupt can
- * land on a counter another completion on the same CPU is updating. */
-static __always_inline void dc_profile_add(__u32 tgid, __u32 layer, __u32 op, const struct dc_file_ref* file,
-                                           __u64 end_ns, __u64 dur_ns, __u64 bytes, __u64 pages)
+/* Adds counts to the shared map. Atomic adds: a block completion in an interrupt can land on a
+ * counter another completion on the same CPU is updating. */
+static __always_inline void dc_profile_merge(const struct dc_profile_key* key,
+                                             const struct dc_profile_counts* add)
 {
-  struct dc_profile_key key = {
-      .epoch = end_ns / dc_profile_interval_ns,
-      .tgid = tgid,
-      .layer = layer,
-      .op = op,
-  };
-  if (file)
-    key.file = *file;
-  struct dc_profile_counts* c = bpf_map_lookup_elem(&dc_profile, &key);
+  struct dc_profile_counts* c = bpf_map_lookup_elem(&dc_profile, key);
   if (!c) {
     struct dc_profile_counts zero = {};
-    bpf_map_update_elem(&dc_profile, &key, &zero, BPF_NOEXIST);
-    c = bpf_map_lookup_elem(&dc_profile, &key);
+    bpf_map_update_elem(&dc_profile, key, &zero, BPF_NOEXIST);
+    c = bpf_map_lookup_elem(&dc_profile, key);
     if (!c) {
-      dc_count_loss(DC_LOSS_PROFILE_FULL);
+      dc_count_loss_n(DC_LOSS_PROFILE_FULL, add->count);
       return;
     }
   }
-  __sync_fetch_and_add(&c->count, 1);
-  __sync_fetch_and_add(&c->time_ns, dur_ns);
-  __sync_fetch_and_add(&c->bytes, bytes);
-  if (pages)
-    __sync_fetch_and_add(&c->pages, pages);
+  __sync_fetch_and_add(&c->count, add->count);
+  __sync_fetch_and_add(&c->time_ns, add->time_ns);
+  __sync_fetch_and_add(&c->bytes, add->bytes);
+  if (add->pages)
+    __sync_fetch_and_add(&c->pages, add->pages);
+}
+
+static __always_inline void dc_profile_key_of(struct dc_profile_key* key, __u32 tgid, __u32 layer, __u32 op,
+                                              const struct dc_file_ref* file, __u64 end_ns)
+{
+  key->epoch = end_ns / dc_profile_interval_ns;
+  key->tgid = tgid;
+  key->layer = layer;
+  key->op = op;
+  key->reserved = 0;
+  if (file) {
+    key->file = *file;
+  } else {
+    key->file.ino = 0;
+    key->file.dev = 0;
+    key->file.mode = 0;
+  }
+}
+
+/* Counts one event that ended at `end_ns`, straight into the shared map (events of other
+ * threads: block completions, network, faults closed by another thread). */
+static __always_inline void dc_profile_add(__u32 tgid, __u32 layer, __u32 op, const struct dc_file_ref* file,
+                                           __u64 end_ns, __u64 dur_ns, __u64 bytes, __u64 pages)
+{
+  struct dc_profile_key key;
+  dc_profile_key_of(&key, tgid, layer, op, file, end_ns);
+  struct dc_profile_counts add = {.count = 1, .time_ns = dur_ns, .bytes = bytes, .pages = pages};
+  dc_profile_merge(&key, &add);
+}
+
+/* Moves slot s's counts to the map if its epoch is still `epoch` (claimed from it), leaving it
+ * busy for the caller to refill (`refill`) or empty. Returns whether it claimed the slot. */
+static __always_inline int dc_profile_slot_flush(struct dc_profile_slot* s, __u64 epoch, int refill)
+{
+  /* A busy slot is someone else's until they put an epoch back. */
+  if (epoch == DC_SLOT_BUSY || __sync_val_compare_and_swap(&s->key.epoch, epoch, DC_SLOT_BUSY) != epoch)
+    return 0;
+  if (epoch != DC_SLOT_EMPTY && s->counts.count) { /* an empty slot's counts were moved already */
+    struct dc_profile_key key = s->key;
+    key.epoch = epoch;
+    dc_profile_merge(&key, &s->counts);
+  }
+  if (!refill)
+    __sync_lock_test_and_set(&s->key.epoch, DC_SLOT_EMPTY);
+  return 1;
+}
+
+static __always_inline int dc_profile_key_equal(const struct dc_profile_key* a,
+                                                const struct dc_profile_key* b)
+{
+  return a->epoch == b->epoch && a->file.ino == b->file.ino && a->file.dev == b->file.dev &&
+         a->file.mode == b->file.mode && a->tgid == b->tgid && a->layer == b->layer && a->op == b->op;
+}
+
+/* Counts one event of the current thread `t` in its slots (see the top of this file). */
+static __always_inline void dc_profile_add_mine(struct dc_thread* t, __u32 tgid, __u32 layer, __u32 op,
+                                                const struct dc_file_ref* file, __u64 end_ns, __u64 dur_ns,
+                                                __u64 bytes, __u64 pages)
+{
+  struct dc_profile_key key;
+  dc_profile_key_of(&key, tgid, layer, op, file, end_ns);
+  for (int i = 0; i < DC_PROFILE_SLOTS; i++) {
+    struct dc_profile_slot* s = &t->prof[i];
+    if (dc_profile_key_equal(&s->key, &key)) {
+      s->counts.count++;
+      s->counts.time_ns += dur_ns;
+      s->counts.bytes += bytes;
+      s->counts.pages += pages;
+      return;
+    }
+  }
+  /* A new key: it takes the next slot in turn, whose counts go to the map first. */
+  struct dc_profile_slot* s = &t->prof[t->prof_next & (DC_PROFILE_SLOTS - 1)];
+  t->prof_next++;
+  if (!dc_profile_slot_flush(s, s->key.epoch, 1)) {
+    /* The flusher has it right now: this one event goes to the map directly. */
+    dc_profile_add(tgid, layer, op, file, end_ns, dur_ns, bytes, pages);
+    return;
+  }
+  s->counts.count = 1;
+  s->counts.time_ns = dur_ns;
+  s->counts.bytes = bytes;
+  s->counts.pages = pages;
+  __u64 epoch = key.epoch;
+  key.epoch = DC_SLOT_BUSY; /* the claim word is written last, once the slot is whole */
+  s->key = key;
+  __sync_lock_test_and_set(&s->key.epoch, epoch);
+}
+
+/* Moves a thread's slots below epoch `below` to the map: the interval-end flush, and with
+ * DC_SLOT_BUSY every slot (the thread's exit, the end of a run). */
+static __always_inline void dc_profile_flush_thread(struct dc_thread* t, __u64 below)
+{
+  for (int i = 0; i < DC_PROFILE_SLOTS; i++) {
+    struct dc_profile_slot* s = &t->prof[i];
+    __u64 epoch = s->key.epoch;
+    if (epoch < below)
+      dc_profile_slot_flush(s, epoch, 0);
+  }
 }
 
 #endif

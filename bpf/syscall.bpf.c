@@ -26,7 +26,7 @@ static __always_inline __u64 dc_arg(const __u64* args, int i)
 }
 
 SEC("tp_btf/sys_enter")
-int BPF_PROG(dc_sys_enter, struct pt_regs* regs, long id)
+int BPF_PROG(dc_syscall_enter, struct pt_regs* regs, long id)
 {
   if (id < 0 || id >= DC_MAX_SYSCALL_NR)
     return 0;
@@ -108,7 +108,7 @@ static __always_inline __u64 dc_pages_read(const struct dc_thread* e, const stru
 }
 
 SEC("tp_btf/sys_exit")
-int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
+int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
 {
   struct dc_thread* e = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
   if (!e || !e->active)
@@ -135,13 +135,13 @@ int BPF_PROG(dc_sys_exit, struct pt_regs* regs, long ret)
   if (dc_profiling()) {
     if (e->fs_open) {
       dc_fs_pending_close(e, ret, now);
-      dc_fs_send(&e->fs);
+      dc_fs_send(&e->fs, e);
       e->fs_open = 0;
     }
     __u64 bytes = spec->moves && ret > 0 ? ret : 0;
     __u64 pages = spec->moves == DC_MOVES_READ && ret > 0 ? dc_pages_read(e, spec, file_a.mode, ret) : 0;
-    dc_profile_add(bpf_get_current_pid_tgid() >> 32, DC_PROF_POSIX, nr, &file_a, now, now - e->ts, bytes,
-                   pages);
+    dc_profile_add_mine(e, bpf_get_current_pid_tgid() >> 32, DC_PROF_POSIX, nr, &file_a, now, now - e->ts,
+                        bytes, pages);
     return 0;
   }
   if (spec->fd_b != DC_ARG_NONE)
@@ -198,4 +198,4 @@ static __always_inline void dc_stage_flush_of(struct task_struct* task, struct d
 
 /* A thread's staged records go at its exit, and at the end of a run (dc_flush_stages) for
  * threads still alive. */
-DC_FLUSH_AT_EXIT_AND_END(dc_stage_at_exit, dc_flush_stages, dc_threads, dc_stage_flush_of)
+DC_FLUSH_AT_EXIT_AND_END(dc_syscall_at_exit, dc_syscall_flush, dc_threads, dc_stage_flush_of)

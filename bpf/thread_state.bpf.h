@@ -24,6 +24,15 @@ struct dc_nest {
   struct dc_frame frames[DC_NEST_MAX];
 };
 
+/* Profile mode's counters of the thread's own events, before they reach the shared map
+ * (profile.bpf.h). An epoch of all ones is an empty slot; zeroed storage is an empty slot too
+ * (count 0). */
+#define DC_PROFILE_SLOTS 4
+struct dc_profile_slot {
+  struct dc_profile_key key;
+  struct dc_profile_counts counts;
+};
+
 /* Per-thread state, shared by every layer (one task-storage lookup per hook):
  * - the entry part of the syscall in progress, overwritten by the next entry, so a missed exit
  *   cannot poison a later event;
@@ -33,7 +42,8 @@ struct dc_nest {
  *   when full, before a record whose path records must not be overtaken, when its oldest record
  *   is DC_STAGE_MAX_AGE_NS old, when the thread exits, and by the dc_flush_stages iterator at
  *   the end of a run;
- * - the nesting stack of open user-space calls. */
+ * - the nesting stack of open user-space calls;
+ * - in profile mode, the counters of the thread's own events not yet in the shared map. */
 struct dc_thread {
   __u64 ts;
   __u64 args[6];
@@ -52,6 +62,9 @@ struct dc_thread {
   union dc_staged_record stage[DC_STAGE_EVENTS]; /* must follow `run` */
   struct dc_nest nest;
   struct dc_fs_event fs; /* an FS operation that ends with the system call (fs_pending.bpf.h) */
+  struct dc_profile_slot prof[DC_PROFILE_SLOTS];
+  __u32 prof_next; /* the slot a new key takes */
+  __u32 prof_reserved;
 };
 
 struct {

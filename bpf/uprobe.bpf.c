@@ -12,6 +12,15 @@ struct {
   __type(value, struct dc_uprobe_spec);
 } dc_uprobe_specs SEC(".maps");
 
+/* Replaces a pointer argument by the 8 bytes it points at (0 when they cannot be read). */
+static __always_inline void dc_uprobe_deref(__u64* arg)
+{
+  __u64 value = 0;
+  if (bpf_probe_read_user(&value, sizeof(value), (const void*)*arg) != 0)
+    value = 0;
+  *arg = value;
+}
+
 SEC("uprobe")
 int dc_uprobe_enter(struct pt_regs* ctx)
 {
@@ -50,6 +59,8 @@ int dc_uprobe_enter(struct pt_regs* ctx)
   struct dc_uprobe_spec* spec = bpf_map_lookup_elem(&dc_uprobe_specs, &probe);
   if (spec && spec->str_arg >= 0 && spec->str_arg < 6 && !dc_profiling())
     bpf_probe_read_user_str(f->str, sizeof(f->str), (const void*)f->args[spec->str_arg & 7]);
+  if (spec && spec->deref_arg >= 0 && spec->deref_arg < 6 && !spec->deref_at_return && !dc_profiling())
+    dc_uprobe_deref(&f->args[spec->deref_arg & 7]);
   n->depth = d + 1;
   f->ts = bpf_ktime_get_ns();
   return 0;
@@ -92,8 +103,8 @@ int dc_uprobe_return(struct pt_regs* ctx)
     return 0; /* not a call we saw begin (attached while it ran, or too deep) */
   n->depth = d - 1;
   if (dc_profiling()) {
-    dc_profile_add(task->tgid, DC_PROF_UPROBE, f->probe, NULL, now, now - f->ts, dc_uprobe_bytes(f, ctx->ax),
-                   0);
+    dc_profile_add_mine(t, task->tgid, DC_PROF_UPROBE, f->probe, NULL, now, now - f->ts,
+                        dc_uprobe_bytes(f, ctx->ax), 0);
     return 0;
   }
   /* The system calls it made go first: a call's children reach user space before it. */
@@ -108,6 +119,13 @@ int dc_uprobe_return(struct pt_regs* ctx)
   ev->id = f->id;
   ev->parent = f->parent;
   __builtin_memcpy(ev->args, f->args, sizeof(ev->args));
+  __u32 probe = f->probe;
+  struct dc_uprobe_spec* spec = bpf_map_lookup_elem(&dc_uprobe_specs, &probe);
+  if (spec && spec->deref_arg >= 0 && spec->deref_arg < 6 && spec->deref_at_return) {
+    __u32 k = (__u32)spec->deref_arg;
+    if (k < 6)
+      dc_uprobe_deref(&ev->args[k]);
+  }
   ev->ret = ctx->ax;
   ev->probe = f->probe;
   ev->level = f->level;
@@ -119,7 +137,7 @@ int dc_uprobe_return(struct pt_regs* ctx)
 /* A USDT probe site (a marker the program compiled in, e.g. PostgreSQL's transaction__start):
  * an instant event, placed in its thread's call tree like a call that returns at once. */
 SEC("uprobe")
-int dc_usdt_hit(struct pt_regs* ctx)
+int dc_uprobe_usdt(struct pt_regs* ctx)
 {
   __u64 now = bpf_ktime_get_ns();
   struct task_struct* task = bpf_get_current_task_btf();
@@ -128,7 +146,7 @@ int dc_usdt_hit(struct pt_regs* ctx)
     return 0;
   __u32 probe = bpf_get_attach_cookie(ctx);
   if (dc_profiling()) {
-    dc_profile_add(task->tgid, DC_PROF_UPROBE, probe, NULL, now, 0, 0, 0);
+    dc_profile_add_mine(t, task->tgid, DC_PROF_UPROBE, probe, NULL, now, 0, 0, 0);
     return 0;
   }
   struct dc_uprobe_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);

@@ -35,7 +35,8 @@ function(datacrumbs_bpf_skeleton name)
   add_custom_command(
     OUTPUT ${obj}
     # The headers it includes come from clang's dependency file: none can be forgotten.
-    COMMAND ${BPF_CLANG} -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_${DATACRUMBS_BPF_ARCH}
+    # -mcpu=v3: compare-and-swap and exchange (profile mode's per-thread slots, profile.bpf.h).
+    COMMAND ${BPF_CLANG} -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_${DATACRUMBS_BPF_ARCH}
             -I${DATACRUMBS_BPF_OUT} -I${CMAKE_SOURCE_DIR}/bpf -MD -MF ${obj}.d -MT ${obj} -c ${src} -o ${obj}
     DEPENDS ${src} ${DATACRUMBS_BPF_OUT}/vmlinux.h
     DEPFILE ${obj}.d

@@ -18,12 +18,15 @@ packages=(
   patchelf
   # the SLURM integration (SPANK plugin headers) and its test's real one-node cluster
   libslurm-dev slurm-wlm slurmd slurmctld slurm-client munge
-  # flux-core, built from the vendored snapshot by scripts/build-flux.sh for the Flux test
+  # flux-core (scripts/build-flux.sh, the Flux test) and Darshan (scripts/build-darshan.sh, the
+  # benchmarks' peer), built from the vendored snapshots
   autoconf automake libtool make libzmq3-dev libjansson-dev liblz4-dev libhwloc-dev libsqlite3-dev
   uuid-dev libncurses-dev libarchive-dev lua5.1 liblua5.1-0-dev lua-posix python3-dev python3-cffi
   python3-yaml python3-ply python3-setuptools
   # runtime ground truth and peers used by tests and benchmarks
-  strace bpftrace util-linux procps coreutils gzip e2fsprogs xfsprogs postgresql
+  strace bpftrace util-linux procps coreutils gzip e2fsprogs xfsprogs postgresql fio
+  # script(1): the analyze progress bar test gives analyze a terminal
+  bsdutils
   # the HTML report: npm installs its pinned charting libraries, the browser test opens it
   nodejs chromium
   # many traces on a Dask cluster (python/datacrumbs_dask; Debian's /usr/bin/python3)

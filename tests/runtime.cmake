@@ -38,13 +38,16 @@ gtest_discover_tests(runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DIS
 
 # The analyze counters against a controlled workload traced by the real tool.
 add_executable(darshan_workload runtime/darshan_workload.c)
-add_executable(analyze_counters_runtime_tests runtime/analyze_counters_test.cpp runtime/runtime_helpers.cpp
-  unit/trace_reader.cpp unit/analyze_lines.cpp)
+add_executable(stdio_workload runtime/stdio_workload.c)
+add_executable(analyze_counters_runtime_tests runtime/analyze_counters_test.cpp runtime/analyze_modules_test.cpp
+  runtime/runtime_helpers.cpp unit/trace_reader.cpp unit/analyze_lines.cpp)
 target_include_directories(analyze_counters_runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(analyze_counters_runtime_tests PRIVATE
-  DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>" DARSHAN_WORKLOAD_BIN="$<TARGET_FILE:darshan_workload>")
+  DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>" DARSHAN_WORKLOAD_BIN="$<TARGET_FILE:darshan_workload>"
+  STDIO_WORKLOAD_BIN="$<TARGET_FILE:stdio_workload>" HDF5_MPI_APP_BIN="$<TARGET_FILE:hdf5_mpi_app>"
+  DATACRUMBS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_link_libraries(analyze_counters_runtime_tests PRIVATE datacrumbs_analyze GTest::gtest_main PkgConfig::ZLIB)
-add_dependencies(analyze_counters_runtime_tests datacrumbs darshan_workload)
+add_dependencies(analyze_counters_runtime_tests datacrumbs darshan_workload stdio_workload hdf5_mpi_app)
 gtest_discover_tests(analyze_counters_runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
 
 # `analyze --html` on the trace of a real run (root: it traces).
@@ -64,6 +67,15 @@ target_compile_definitions(analyze_runtime_tests PRIVATE DATACRUMBS_BIN="$<TARGE
 target_link_libraries(analyze_runtime_tests PRIVATE datacrumbs_analyze GTest::gtest_main PkgConfig::ZLIB)
 add_dependencies(analyze_runtime_tests datacrumbs)
 gtest_discover_tests(analyze_runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
+
+# The analyze command on bad input (messages, exit status) and its progress bar on a terminal
+# (script(1)); no root needed, but it runs the real binary.
+add_executable(analyze_cli_tests runtime/analyze_cli_test.cpp unit/analyze_test_util.cpp)
+target_include_directories(analyze_cli_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(analyze_cli_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>")
+target_link_libraries(analyze_cli_tests PRIVATE datacrumbs_analyze datacrumbs_sink GTest::gtest_main PkgConfig::ZLIB)
+add_dependencies(analyze_cli_tests datacrumbs)
+gtest_discover_tests(analyze_cli_tests PROPERTIES LABELS runtime)
 
 # The Dask driver against single-process analyze, over traces of real runs (root: it traces them).
 add_test(NAME dask_equals_analyze

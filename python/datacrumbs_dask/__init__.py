@@ -6,7 +6,8 @@ the partial result; the client merges the partials with `datacrumbs analyze --me
 writes the same text, JSON, CSV and HTML as one `datacrumbs analyze` over all the traces.
 """
 
-from .inputs import expand_paths, split_balanced
+from .csv_parts import csv_stems
+from .inputs import expand_paths, split_balanced, split_indices
 from .run import analyze_on_cluster
 
-__all__ = ["expand_paths", "split_balanced", "analyze_on_cluster"]
+__all__ = ["expand_paths", "split_balanced", "split_indices", "analyze_on_cluster", "csv_stems"]

@@ -6,7 +6,7 @@ import os
 import shutil
 import sys
 
-from .inputs import expand_paths, split_balanced
+from .inputs import expand_paths, split_indices
 from .run import analyze_on_cluster
 
 
@@ -92,13 +92,16 @@ def main(argv=None):
                                dashboard_address=None, silence_logs=logging.ERROR)
         client = Client(cluster)
     threads = args.threads or max(1, cores // workers)
-    subsets = split_balanced(files, args.parts or 2 * workers)
-    print(f"datacrumbs-dask: {len(files)} inputs in {len(subsets)} parts on {workers} workers "
+    parts = split_indices(files, args.parts or 2 * workers)
+    print(f"datacrumbs-dask: {len(files)} inputs in {len(parts)} parts on {workers} workers "
           f"({args.scheduler or 'LocalCluster'})", file=sys.stderr)
+    csv_dir = os.path.abspath(args.csv) if args.csv else None
+    if csv_dir:
+        os.makedirs(csv_dir, exist_ok=True)
     try:
         partial_args = [] if args.clock_skew_us is None else ["--clock-skew-us", str(args.clock_skew_us)]
-        return analyze_on_cluster(client, binary, subsets, threads, _merge_args(args), os.getcwd(),
-                                  partial_args=partial_args)
+        return analyze_on_cluster(client, binary, files, parts, threads, _merge_args(args), os.getcwd(),
+                                  csv_dir, partial_args=partial_args)
     finally:
         client.close()
         if cluster is not None:

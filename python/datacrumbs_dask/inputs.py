@@ -40,13 +40,18 @@ def _size(path):
         return 0
 
 
-def split_balanced(files, parts, size_of=_size):
-    """Splits files into at most `parts` non-empty subsets of about equal bytes (largest file
-    first into the lightest subset), each subset in the files' original order."""
+def split_indices(files, parts, size_of=_size):
+    """Splits the indices of files into at most `parts` non-empty subsets of about equal bytes
+    (largest file first into the lightest subset), each subset in the files' original order."""
     parts = max(1, min(parts, len(files)))
     loads = [[0, []] for _ in range(parts)]
     for i in sorted(range(len(files)), key=lambda i: (-size_of(files[i]), i)):
         lightest = min(range(parts), key=lambda p: (loads[p][0], p))
         loads[lightest][0] += size_of(files[i])
         loads[lightest][1].append(i)
-    return [[files[i] for i in sorted(indices)] for _, indices in loads if indices]
+    return [sorted(indices) for _, indices in loads if indices]
+
+
+def split_balanced(files, parts, size_of=_size):
+    """split_indices, as the files themselves."""
+    return [[files[i] for i in subset] for subset in split_indices(files, parts, size_of)]

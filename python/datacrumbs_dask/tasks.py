@@ -9,15 +9,19 @@ import subprocess
 import tempfile
 
 
-def analyze_subset(binary, files, threads, cwd, options=()):
-    """Runs `binary analyze FILES --partial P --threads N OPTIONS` here, in directory `cwd`
-    (OPTIONS: what applies while traces are read, e.g. --clock-skew-us), and returns
-    {"returncode", "partial" (the gzipped partial's bytes, b"" on failure), "stderr", "files"}."""
+def analyze_subset(binary, files, threads, cwd, csv_dir=None, options=()):
+    """Runs `binary analyze FILES --partial P --threads N [--csv CSV_DIR] OPTIONS` here, in
+    directory `cwd` (OPTIONS: what applies while traces are read, e.g. --clock-skew-us), and
+    returns {"returncode", "partial" (the gzipped partial's bytes, b"" on failure), "stderr",
+    "files"}. With csv_dir, the traces' per-event tables are written there (a directory of this
+    part's own on the shared filesystem; the client renames them)."""
     with tempfile.TemporaryDirectory(prefix="datacrumbs-dask-") as tmp:
         partial = os.path.join(tmp, "partial.json.gz")
         command = [binary, "analyze", "--partial", partial]
         if threads:
             command += ["--threads", str(threads)]
+        if csv_dir:
+            command += ["--csv", csv_dir]
         command += list(options)
         command += ["--", *files]  # a path may start with "-"
         try:

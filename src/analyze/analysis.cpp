@@ -67,6 +67,7 @@ nlohmann::json analysis::report(uint64_t bin_ms) const
                       {"layers", layer_json["layers"]},
                       {"layer_time", layer_json["layer_time"]},
                       {"files", nlohmann::json::array()},
+                      {"files_unattributed", nlohmann::json::object()},
                       {"amplification", nlohmann::json::object()},
                       {"page_cache", nlohmann::json::object()},
                       {"network", nlohmann::json::object()},
@@ -75,7 +76,15 @@ nlohmann::json analysis::report(uint64_t bin_ms) const
                       {"timeseries", time_json["timeseries"]},
                       {"heatmap", time_json["heatmap"]},
                       {"clock", clock.report(n, run.hosts)}};
-  j.update(counters.report(n));
+  j.update(counters.report(n, run));
+  // Each process's I/O cost split (the HTML's per-process bars): its POSIX files' Darshan times.
+  std::map<std::pair<std::string, uint64_t>, nlohmann::json> cost;
+  for (auto& [key, c] : counters.files.io_cost_us(n))
+    cost[{host_name(key.first, n), key.second}] = std::move(c);
+  for (auto& p : j["run"]["processes"]) {
+    auto it = cost.find({p["host"].get<std::string>(), p["pid"].get<uint64_t>()});
+    p["io_cost_us"] = it != cost.end() ? it->second : nlohmann::json{{"read", 0}, {"write", 0}, {"meta", 0}};
+  }
   j["diagnostics"] = diagnose(j);
   return j;
 }

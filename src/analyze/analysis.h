@@ -48,6 +48,7 @@ struct analysis {
   void end_file()
   {
     layers.end_file();
+    counters.end_file();
     clock.end_file();
   }
 

@@ -29,6 +29,7 @@ chunk_source::chunk_source(chunk_source&& o) noexcept
       size_(o.size_),
       gzip_(o.gzip_),
       buf_(std::move(o.buf_)),
+      head_(o.head_),
       buf_at_(o.buf_at_),
       piece_start_(o.piece_start_),
       read_to_(o.read_to_),
@@ -48,16 +49,21 @@ bool chunk_source::fill()
 {
   if (read_to_ >= size_)
     return false;
+  if (head_ > 0) {  // what was cut off goes now: the rest is less than a member, moved once
+    buf_.erase(0, head_);
+    head_ = 0;
+  }
   size_t want = static_cast<size_t>(std::min<uint64_t>(block_bytes, size_ - read_to_));
   size_t old = buf_.size();
-  buf_.resize(old + want);
-  ssize_t got = pread(fd_, buf_.data() + old, want, static_cast<off_t>(read_to_));
+  ssize_t got = 0;
+  buf_.resize_and_overwrite(old + want, [&](char* p, size_t) {
+    got = pread(fd_, p + old, want, static_cast<off_t>(read_to_));
+    return got > 0 ? old + static_cast<size_t>(got) : old;
+  });
   if (got <= 0) {
-    buf_.resize(old);
     size_ = read_to_;  // shrunk or unreadable: what was read is the file
     return false;
   }
-  buf_.resize(old + static_cast<size_t>(got));
   read_to_ += static_cast<uint64_t>(got);
   return true;
 }
@@ -65,8 +71,8 @@ bool chunk_source::fill()
 // A gzip member header: ID1 ID2, CM = 8 (deflate), FLG with its reserved bits clear.
 size_t chunk_source::find_candidate(size_t from) const
 {
-  const unsigned char* p = reinterpret_cast<const unsigned char*>(buf_.data());
-  size_t n = buf_.size();
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(buf_.data() + head_);
+  size_t n = buf_.size() - head_;
   while (from + 4 <= n) {
     const void* hit = std::memchr(p + from, 0x1f, n - 3 - from);
     if (!hit)
@@ -84,10 +90,11 @@ void chunk_source::resume_at(uint64_t offset)
   offset = std::min(offset, size_);
   if (offset <= piece_start_)
     return;
-  if (offset < buf_at_ + buf_.size() && offset >= buf_at_) {
-    buf_.erase(0, static_cast<size_t>(offset - buf_at_));
+  if (offset < buf_at_ + window() && offset >= buf_at_) {
+    head_ += static_cast<size_t>(offset - buf_at_);
   } else {
     buf_.clear();
+    head_ = 0;
     read_to_ = offset;
   }
   buf_at_ = piece_start_ = offset;
@@ -116,9 +123,9 @@ bool chunk_source::next(chunk_piece& out)
       out.bytes.clear();
     } else {
       out.what = chunk_piece::kind::member;
-      out.bytes.assign(buf_, 0, keep_bytes);
+      out.bytes.assign(buf_, head_, keep_bytes);
     }
-    buf_.erase(0, static_cast<size_t>(end - buf_at_));
+    head_ += static_cast<size_t>(end - buf_at_);
     buf_at_ = piece_start_ = end;
     scanned_ = 1;
     skipping_ = false;
@@ -129,20 +136,20 @@ bool chunk_source::next(chunk_piece& out)
       emit(buf_at_ + c, c);
       return true;
     }
-    scanned_ = buf_.size() > 3 ? buf_.size() - 3 : 0;
-    if (!skipping_ && buf_.size() > max_member_bytes)
+    scanned_ = window() > 3 ? window() - 3 : 0;
+    if (!skipping_ && window() > max_member_bytes)
       skipping_ = true;  // too large to inflate whole: the applier streams it
-    if (skipping_ && buf_.size() > 3) {
+    if (skipping_ && window() > 3) {
       // Keep looking for the next header without keeping the member's bytes.
-      size_t drop = buf_.size() - 3;
-      buf_.erase(0, drop);
+      size_t drop = window() - 3;
+      head_ += drop;
       buf_at_ += drop;
       scanned_ = 0;
     }
     if (!fill()) {
-      if (buf_at_ == piece_start_ && buf_.empty())
+      if (buf_at_ == piece_start_ && window() == 0)
         return false;
-      emit(buf_at_ + buf_.size(), buf_.size());
+      emit(buf_at_ + window(), window());
       return true;
     }
   }

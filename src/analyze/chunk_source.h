@@ -49,10 +49,14 @@ class chunk_source {
   int fd_ = -1;
   uint64_t size_ = 0;
   bool gzip_ = false;
-  std::string buf_;  // bytes [buf_at_, buf_at_ + buf_.size()) of the file
+  // buf_ from head_ on holds bytes [buf_at_, read_to_) of the file; what was cut off before head_
+  // is dropped at the next read (moving the rest once, not at every piece).
+  std::string buf_;
+  size_t head_ = 0;
+  size_t window() const { return buf_.size() - head_; }
   uint64_t buf_at_ = 0;
   uint64_t piece_start_ = 0;  // where the piece being cut starts (== buf_at_ unless skipping)
-  uint64_t read_to_ = 0;      // == buf_at_ + buf_.size()
+  uint64_t read_to_ = 0;      // == buf_at_ + window()
   size_t scanned_ = 1;        // buf_ offsets before this were searched for a member header
   bool skipping_ = false;     // inside a stream_only member: looking for the next header
 };

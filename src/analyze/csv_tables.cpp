@@ -197,6 +197,19 @@ dc::result<> write_report_tables(const json& report, const std::string& dir)
       network_lists[key] = value;
   for (const auto& [key, value] : network_lists.items()) network_totals.erase(key);
   json system = host_rows(member(snapshots, "system"));
+  // The seed's table: the run's totals first (as the text's "(run)" row), then each system.
+  json amp_rows = json::array();
+  if (member(amplification, "total").is_object()) {
+    json run = member(amplification, "total");
+    run["system"] = "(run)";
+    amp_rows.push_back(std::move(run));
+  }
+  for (const json& s : array_or_empty(member(amplification, "systems"))) amp_rows.push_back(s);
+  // Processes named as everywhere else: "host:pid".
+  json amp_processes = array_or_empty(member(amplification, "processes"));
+  for (json& p : amp_processes)
+    if (p.is_object() && !p.contains("process"))
+      p["process"] = cell(&member(p, "host")) + ":" + cell(&member(p, "pid"));
 
   struct table {
     std::string name;
@@ -214,10 +227,10 @@ dc::result<> write_report_tables(const json& report, const std::string& dir)
        member(report, "layer_time"),
        {{"layer", "time_us", "unoverlapped_us", "top_level_us", "count", "bytes"}, {}}},
       {"amplification.csv",
-       member(amplification, "systems"),
+       amp_rows,
        {{"system", "R_AMP", "W_AMP", "SYS_R", "SYS_W", "VFS_R", "VFS_W", "BLK_R", "BLK_W"}, {}}},
       {"amplification_files.csv", member(amplification, "files"), {{"file"}, {}}},
-      {"amplification_processes.csv", member(amplification, "processes"), {{"process"}, {}}},
+      {"amplification_processes.csv", amp_processes, {{"process", "host", "pid"}, {}}},
       {"page_cache.csv",
        one_row(page_cache_totals),
        {{"hits", "misses", "hit_ratio", "written_back", "evicted"}, {}}},

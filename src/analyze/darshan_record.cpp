@@ -119,10 +119,74 @@ std::array<std::pair<int64_t, int64_t>, 4> top_four(const std::map<int64_t, int6
   return top;
 }
 
+const module_layout& layout_of(std::string_view module)
+{
+  static const std::vector<module_layout> layouts = [] {
+    std::vector<time_counter> all_times;
+    for (int i = 0; i < t_count; ++i) all_times.push_back(static_cast<time_counter>(i));
+    module_layout posix{"POSIX", {}, true, all_times};
+    for (int i = 0; i <= c_max_write_time_size; ++i)
+      posix.counters.emplace_back(static_cast<counter>(i), counter_name(static_cast<counter>(i)));
+    // Darshan 3.5.0's names (darshan-*-log-format.h); counters the trace cannot give (sizes of
+    // MPI datatypes and HDF5 selections, hints, ranks' extremes) are not listed.
+    module_layout stdio{"STDIO",
+                        {{c_opens, "OPENS"},
+                         {c_fdopens, "FDOPENS"},
+                         {c_reads, "READS"},
+                         {c_writes, "WRITES"},
+                         {c_seeks, "SEEKS"},
+                         {c_flushes, "FLUSHES"},
+                         {c_bytes_written, "BYTES_WRITTEN"},
+                         {c_bytes_read, "BYTES_READ"},
+                         {c_max_byte_read, "MAX_BYTE_READ"},
+                         {c_max_byte_written, "MAX_BYTE_WRITTEN"}},
+                        false,
+                        {t_meta_time, t_write_time, t_read_time, t_open_start, t_close_start, t_write_start,
+                         t_read_start, t_open_end, t_close_end, t_write_end, t_read_end}};
+    module_layout mpiio{"MPIIO",
+                        {{c_indep_opens, "INDEP_OPENS"},
+                         {c_coll_opens, "COLL_OPENS"},
+                         {c_reads, "INDEP_READS"},
+                         {c_writes, "INDEP_WRITES"},
+                         {c_coll_reads, "COLL_READS"},
+                         {c_coll_writes, "COLL_WRITES"},
+                         {c_split_reads, "SPLIT_READS"},
+                         {c_split_writes, "SPLIT_WRITES"},
+                         {c_nb_reads, "NB_READS"},
+                         {c_nb_writes, "NB_WRITES"},
+                         {c_fsyncs, "SYNCS"},
+                         {c_views, "VIEWS"},
+                         {c_mode, "MODE"},
+                         {c_rw_switches, "RW_SWITCHES"}},
+                        false,
+                        all_times};
+    module_layout h5f{"H5F",
+                      {{c_opens, "OPENS"}, {c_flushes, "FLUSHES"}, {c_use_mpiio, "USE_MPIIO"}},
+                      false,
+                      {t_open_start, t_close_start, t_open_end, t_close_end, t_meta_time}};
+    module_layout h5d{"H5D",
+                      {{c_opens, "OPENS"},
+                       {c_reads, "READS"},
+                       {c_writes, "WRITES"},
+                       {c_flushes, "FLUSHES"},
+                       {c_rw_switches, "RW_SWITCHES"},
+                       {c_use_mpiio_collective, "USE_MPIIO_COLLECTIVE"},
+                       {c_use_deprecated, "USE_DEPRECATED"}},
+                      false,
+                      all_times};
+    return std::vector<module_layout>{posix, stdio, mpiio, h5f, h5d};
+  }();
+  for (const module_layout& l : layouts)
+    if (l.module == module)
+      return l;
+  return layouts.front();
+}
+
 void darshan_record::merge(const darshan_record& o)
 {
   for (int i = 0; i < c_count; ++i) {
-    if (i == c_max_byte_read || i == c_max_byte_written)
+    if (i == c_max_byte_read || i == c_max_byte_written || i == c_mode || i == c_use_mpiio ||
+        i == c_use_mpiio_collective || i == c_use_deprecated)
       c[i] = std::max(c[i], o.c[i]);
     else if (i != c_max_read_time_size && i != c_max_write_time_size)
       c[i] += o.c[i];
@@ -190,10 +254,10 @@ dc::result<darshan_record> darshan_record::from_partial(const nlohmann::json& j)
 
 nlohmann::json darshan_record::counters_json(std::string_view module, int64_t start_us) const
 {
-  std::string prefix = std::string(module) + "_";
+  const module_layout& layout = layout_of(module);
+  std::string prefix = std::string(layout.module) + "_";
   nlohmann::json counters = nlohmann::json::object(), fcounters = nlohmann::json::object();
-  for (int i = 0; i < c_count; ++i)
-    counters[prefix + std::string(counter_name(static_cast<counter>(i)))] = c[i];
+  for (const auto& [i, name] : layout.counters) counters[prefix + std::string(name)] = c[i];
   auto put_top = [&](const std::map<int64_t, int64_t>& m, std::string_view kind,
                      std::string_view value_name) {
     auto top = top_four(m);
@@ -203,15 +267,17 @@ nlohmann::json darshan_record::counters_json(std::string_view module, int64_t st
       counters[n + "COUNT"] = top[i].second;
     }
   };
-  put_top(strides, "STRIDE", "STRIDE");
-  put_top(access_sizes, "ACCESS", "ACCESS");
-  for (int i = 0; i < t_count; ++i) {
+  if (layout.access_and_stride) {
+    put_top(strides, "STRIDE", "STRIDE");
+    put_top(access_sizes, "ACCESS", "ACCESS");
+  }
+  for (time_counter i : layout.times) {
     double v;
     if (i <= t_close_end)
       v = t[i] == 0 ? 0.0 : static_cast<double>(t[i] - start_us) / 1e6;
     else
       v = static_cast<double>(t[i]) / 1e6;
-    fcounters[prefix + std::string(time_counter_name(static_cast<time_counter>(i)))] = v;
+    fcounters[prefix + std::string(time_counter_name(i))] = v;
   }
   return {{"counters", std::move(counters)}, {"fcounters", std::move(fcounters)}};
 }

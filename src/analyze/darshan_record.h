@@ -1,14 +1,18 @@
-// One file's Darshan-style counters (POSIX module names), as one process or several processes
-// together saw it. Integer counters keep Darshan's order and names; times are kept in integer
-// microseconds (absolute epoch for timestamps) so merging stays exact, and are turned into
-// Darshan's seconds only in the report.
+// One file's Darshan-style counters, as one process or several processes together saw it: the
+// POSIX module's, and those of STDIO, MPIIO, H5F and H5D (analyze/module_counters.h) in the same
+// record type. Integer counters keep Darshan's names; times are kept in integer microseconds
+// (absolute epoch for timestamps) so merging stays exact, and are turned into Darshan's seconds
+// only in the report. Each module reports the counters of its layout (module_layout).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/result.h"
 
@@ -37,10 +41,34 @@ enum counter : uint8_t {
   c_size_write_0 = c_size_read_0 + 10,
   c_max_read_time_size = c_size_write_0 + 10,
   c_max_write_time_size,
+  // The other modules' own counters (the shared ones above: OPENS, READS, WRITES, SEEKS,
+  // BYTES_*, MAX_BYTE_*, RW_SWITCHES; MPIIO_SYNCS is c_fsyncs).
+  c_fdopens,
+  c_flushes,
+  c_indep_opens,
+  c_coll_opens,
+  c_coll_reads,
+  c_coll_writes,
+  c_split_reads,
+  c_split_writes,
+  c_nb_reads,
+  c_nb_writes,
+  c_views,
+  c_mode,       // merged as the largest
+  c_use_mpiio,  // flags: merged as the largest
+  c_use_mpiio_collective,
+  c_use_deprecated,
+  // Not Darshan's (reported beside the counters): MPI-IO element counts (args.count: the
+  // datatype's size is not in the trace), and the bytes of the POSIX calls made inside the
+  // module's calls on the file.
+  c_elements_read,
+  c_elements_written,
+  c_posix_bytes_read,
+  c_posix_bytes_written,
   c_count
 };
 
-// Names without the module prefix ("READS"); the report adds "POSIX_".
+// POSIX names without the module prefix ("READS"); the report adds "POSIX_".
 std::string_view counter_name(counter c);
 
 // Darshan's access-size bin (0..9) of a size: 0_100, 100_1K, 1K_10K, 10K_100K, 100K_1M, 1M_4M,
@@ -87,10 +115,39 @@ struct darshan_record {
   nlohmann::json partial() const;
   static dc::result<darshan_record> from_partial(const nlohmann::json& j);
 
-  // {"counters": {"POSIX_OPENS": ..}, "fcounters": {"POSIX_F_READ_TIME": ..}}; timestamps
-  // become seconds after start_us, durations seconds.
+  // {"counters": {"POSIX_OPENS": ..}, "fcounters": {"POSIX_F_READ_TIME": ..}} with the
+  // counters of the module's layout; timestamps become seconds after start_us, durations
+  // seconds.
   nlohmann::json counters_json(std::string_view module, int64_t start_us) const;
 };
+
+// What a module reports: its counters with Darshan's names (prefix added), whether it has the
+// four most common access sizes and strides, and its time counters.
+struct module_layout {
+  std::string_view module;  // "POSIX", "STDIO", "MPIIO", "H5F", "H5D"
+  std::vector<std::pair<counter, std::string_view>> counters;
+  bool access_and_stride = false;
+  std::vector<time_counter> times;
+};
+const module_layout& layout_of(std::string_view module);
+
+// The time of [tm1, tm2] not already counted since `last`: intervals are taken in start order,
+// so this sums their union (Darshan's DARSHAN_TIMER_INC_NO_OVERLAP, clamped at zero).
+inline void add_time(int64_t& timer, int64_t tm1, int64_t tm2, int64_t& last)
+{
+  int64_t from = std::max(tm1, last);
+  if (tm2 > from)
+    timer += tm2 - from;
+  last = std::max(last, tm2);
+}
+
+// A call's start and end into a record's first-start and last-end timestamps.
+inline void stamp(darshan_record& r, time_counter start, time_counter end, int64_t tm1, int64_t tm2)
+{
+  if (r.t[start] == 0 || r.t[start] > tm1)
+    r.t[start] = tm1;
+  r.t[end] = std::max(r.t[end], tm2);
+}
 
 // The four most common non-zero values, most frequent first, larger value first on ties.
 std::array<std::pair<int64_t, int64_t>, 4> top_four(const std::map<int64_t, int64_t>& counts);

@@ -78,9 +78,19 @@ void small_io(const nlohmann::json& files, const diagnostic_thresholds& t, nlohm
               {{"small_ops", small}, {"ops", ops}, {"fraction", share}, {"below_bytes", t.small_io_bytes}}));
 }
 
+// Files of /proc, /sys and /dev are not storage: re-reading /proc/self/stat at offset 0 every
+// second is how such files are read, not a random access pattern.
+bool on_pseudo_filesystem(const std::string& path)
+{
+  return path.starts_with("/proc/") || path.starts_with("/sys/") ||
+         (path.starts_with("/dev/") && !path.starts_with("/dev/shm/"));
+}
+
 void random_access(const nlohmann::json& files, const diagnostic_thresholds& t, nlohmann::json& out)
 {
   for (const auto& f : files) {
+    if (on_pseudo_filesystem(f.value("file", "")))
+      continue;
     int64_t known =
         counter(f, "POSIX_READS") + counter(f, "POSIX_WRITES") - f.value("unknown_offset_ops", int64_t{0});
     int64_t seq = counter(f, "POSIX_SEQ_READS") + counter(f, "POSIX_SEQ_WRITES");

@@ -122,6 +122,23 @@ dc::result<file_counters> file_counters::from_partial(const nlohmann::json& j)
   return out;
 }
 
+std::map<process_key, nlohmann::json> file_counters::io_cost_us(const name_map& names) const
+{
+  std::map<process_key, nlohmann::json> out;
+  for (const auto& [key, files] : settled()) {
+    int64_t read = 0, write = 0, meta = 0;
+    for (const auto& [fhash, rec] : files) {
+      if (is_pseudo_file(file_name(fhash, names)))
+        continue;
+      read += rec.t[t_read_time];
+      write += rec.t[t_write_time];
+      meta += rec.t[t_meta_time];
+    }
+    out[key] = {{"read", read}, {"write", write}, {"meta", meta}};
+  }
+  return out;
+}
+
 nlohmann::json file_counters::report(const name_map& names) const
 {
   std::map<uint64_t, darshan_record> by_file;

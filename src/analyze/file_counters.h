@@ -41,6 +41,10 @@ struct file_counters {
   // Every process's counters, its pending calls replayed (what partial and report use).
   std::map<process_key, std::map<uint64_t, darshan_record>> settled() const;
 
+  // Per process: POSIX_F_READ_TIME, _WRITE_TIME and _META_TIME (µs) summed over the files of
+  // the report (pseudo files left out): {"read", "write", "meta"}.
+  std::map<process_key, nlohmann::json> io_cost_us(const name_map& names) const;
+
   // The previous line's operation and its kind: names repeat, and comparing beats hashing.
   std::string last_name;
   std::optional<posix_kind> last_kind;

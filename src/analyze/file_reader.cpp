@@ -3,6 +3,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
+
 #include "analyze/record_values.h"
 
 namespace dc::analyze {
@@ -63,12 +65,12 @@ void file_reader::apply(parsed_chunk& c)
   pending_.assign(c.tail);
 }
 
-void file_reader::finish(bool cut)
+bool file_reader::finish(bool cut)
 {
   size_t first = pending_.find_first_not_of(" \t\r");
   if (first == std::string::npos) {
     pending_.clear();
-    return;
+    return false;
   }
   if (cut) {
     ++inputs_.lines;
@@ -78,6 +80,7 @@ void file_reader::finish(bool cut)
     parse_single(last);
   }
   pending_.clear();
+  return cut;
 }
 
 file_reader::stream_result file_reader::stream_member(uint64_t offset, bool use_text)
@@ -99,6 +102,7 @@ file_reader::stream_result file_reader::stream_member(uint64_t offset, bool use_
       return;
     res.produced += piece.text.size();
     if (!use_text) {
+      res.newlines += static_cast<uint64_t>(std::count(piece.text.begin(), piece.text.end(), '\n'));
       piece.text.clear();
       return;
     }

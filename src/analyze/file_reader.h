@@ -21,6 +21,7 @@ class file_reader {
     stream_status status = stream_status::complete;
     uint64_t end = 0;       // file offset after the member (complete), or where it failed
     uint64_t produced = 0;  // bytes of text it gave
+    uint64_t newlines = 0;  // '\n' in that text (counted when the text is not used)
   };
 
   file_reader(std::string path, int fd, inputs_section& inputs, record_sink& sink)
@@ -33,8 +34,8 @@ class file_reader {
   // use_text false: only says how the member ends).
   stream_result stream_member(uint64_t offset, bool use_text = true);
   // The end of the text (cut: the end of a member that stopped short): the last unterminated
-  // line is read, or counted as truncated when cut.
-  void finish(bool cut);
+  // line is read, or counted as truncated when cut (then: true).
+  bool finish(bool cut);
 
   uint64_t lines() const { return line_; }
   const std::string& path() const { return path_; }

@@ -8,8 +8,8 @@ namespace dc::analyze {
 
 std::pair<op_totals*, layer_times*> layers_section::find_or_add(std::string_view cat, std::string_view name)
 {
-  if (auto hit = index.map.find({cat, name}); hit != index.map.end())
-    return hit->second;
+  if (auto* hit = index.find({cat, name}))
+    return *hit;
   auto layer = ops.find(cat);
   if (layer == ops.end())
     layer = ops.emplace(std::string(cat), std::map<std::string, op_totals, std::less<>>{}).first;
@@ -20,8 +20,7 @@ std::pair<op_totals*, layer_times*> layers_section::find_or_add(std::string_view
   if (lt == layers.end())
     lt = layers.emplace(std::string(cat), layer_times{}).first;
   std::pair<op_totals*, layer_times*> found{&op->second, &lt->second};
-  index.map.emplace(std::pair<std::string_view, std::string_view>(layer->first, op->first), found);
-  return found;
+  return index.add({layer->first, op->first}, found);
 }
 
 void layers_section::add(const record& r)
@@ -55,23 +54,45 @@ void layers_section::add(const record& r)
       levels->resize(static_cast<size_t>(r.level) + 1);
   }
   if (r.p_idx >= 0) {
-    span_ref* parent = levels && r.level >= 2 ? &(*levels)[static_cast<size_t>(r.level) - 1] : nullptr;
-    if (parent && parent->id == r.p_idx)
-      parent->layer->nested_us += t;  // its parent came first
-    else
-      waiting[{r.pid, r.p_idx}] += t;
+    span_ref* parent_span = levels && r.level >= 2 ? &(*levels)[static_cast<size_t>(r.level) - 1] : nullptr;
+    std::pair<uint64_t, int64_t> parent{r.pid, r.p_idx};
+    if (parent_span && parent_span->id == r.p_idx) {
+      parent_span->layer->nested_us += t;  // its parent came first
+    } else if (latest.used && latest.parent == parent) {
+      latest.us += t;
+    } else {
+      if (latest.used) {
+        waiting[latest.parent] += latest.us;
+        latest.used = false;
+      }
+      auto w = waiting.empty() ? waiting.end() : waiting.find(parent);
+      if (w != waiting.end())
+        w->second += t;
+      else
+        latest = {parent, t, true};
+    }
   }
   if (levels)
     (*levels)[static_cast<size_t>(r.level)] = {r.id, &l};
-  if (r.id >= 0 && !waiting.empty())
-    if (auto w = waiting.find({r.pid, r.id}); w != waiting.end()) {
+  if (r.id < 0)
+    return;
+  std::pair<uint64_t, int64_t> self{r.pid, r.id};
+  if (latest.used && latest.parent == self) {
+    l.nested_us += latest.us;
+    latest.used = false;
+  } else if (!waiting.empty()) {
+    if (auto w = waiting.find(self); w != waiting.end()) {
       l.nested_us += w->second;
       waiting.erase(w);
     }
+  }
 }
 
 void layers_section::end_file()
 {
+  if (latest.used)
+    orphan_us += latest.us;
+  latest.used = false;
   for (const auto& [key, t] : waiting) orphan_us += t;
   waiting.clear();
   last_at_level.clear();

@@ -64,6 +64,13 @@ struct layers_section {
   std::unordered_map<std::pair<uint64_t, int64_t>, std::vector<span_ref>, pid_id_hash> last_at_level;
   std::pair<uint64_t, int64_t> last_thread{0, -1};  // the thread last looked up, and its levels
   std::vector<span_ref>* last_levels = nullptr;
+  // The latest children's parent, kept out of `waiting` (its parent is most often the next line,
+  // and a map entry costs an allocation); never also a key of `waiting`.
+  struct waiting_slot {
+    std::pair<uint64_t, int64_t> parent{};
+    uint64_t us = 0;
+    bool used = false;
+  } latest;
   lookup_index<std::pair<std::string_view, std::string_view>, std::pair<op_totals*, layer_times*>, key_hash>
       index;
 };

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "analyze/line_fields.h"
 #include "core/hash.h"
 
 namespace dc::analyze {
@@ -52,119 +53,45 @@ std::string_view trim_line(std::string_view s)
   return s;
 }
 
-bool parse_decimal(std::string_view s, int64_t& out)
-{
-  if (s.empty())
-    return false;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && end == s.data() + s.size();
-}
-
-bool parse_hex(std::string_view s, uint64_t& out)
-{
-  if (s.starts_with("0x"))
-    s.remove_prefix(2);
-  if (s.empty())
-    return false;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, 16);
-  return ec == std::errc() && end == s.data() + s.size();
-}
-
-enum class num_kind { none, number, text };
-
-// A number given as a JSON number (integer, or real truncated toward zero) or as a decimal
-// string; `text` holds the string (kept in the arena) when it is one.
-void number_of(simdjson::dom::element v, string_arena& arena, int64_t& n, std::string_view& text,
-               num_kind& kind)
+// A DOM value as the field rules read it; a string is copied into the arena (the parser's own
+// buffer is reused line after line).
+line_value dom_value(simdjson::dom::element v, string_arena& arena)
 {
   using simdjson::dom::element_type;
-  kind = num_kind::none;
   switch (v.type()) {
-    case element_type::INT64:
-      n = v.get_int64().value_unsafe();
-      kind = num_kind::number;
-      return;
+    case element_type::INT64: return {num_kind::number, v.get_int64().value_unsafe(), {}};
     case element_type::UINT64:
-      n = static_cast<int64_t>(v.get_uint64().value_unsafe());
-      kind = num_kind::number;
-      return;
+      return {num_kind::number, static_cast<int64_t>(v.get_uint64().value_unsafe()), {}};
     case element_type::DOUBLE:
-      n = static_cast<int64_t>(v.get_double().value_unsafe());
-      kind = num_kind::number;
-      return;
-    case element_type::BOOL:
-      n = v.get_bool().value_unsafe();
-      kind = num_kind::number;
-      return;
-    case element_type::STRING:
-      text = arena.keep(v.get_string().value_unsafe());
-      kind = parse_decimal(text, n) ? num_kind::number : num_kind::text;
-      return;
-    default: return;  // null, object, array: not kept
-  }
-}
-
-// A hash: a JSON number, or a string in hexadecimal (as dfanalyzer reads string hashes).
-bool hash_of(num_kind kind, int64_t n, std::string_view text, uint64_t& out)
-{
-  if (kind == num_kind::number && text.empty()) {
-    out = static_cast<uint64_t>(n);
-    return true;
-  }
-  return !text.empty() && parse_hex(text, out);
-}
-
-struct line_fields {
-  std::string_view ph;
-  int64_t ph_number = -1;
-  bool has_ts = false;
-  // DataCrumbs draws device and softirq work on lanes (reserved tids, README "The trace file"):
-  // such a span names the thread it was done for and the call that asked for it, and a lane's
-  // thread_name line is not a thread of the process.
-  int64_t submit_tid = -1;
-  bool lane_name = false;
-};
-
-void parse_args(simdjson::dom::object args, parsed_chunk& chunk, record& r, line_fields& f)
-{
-  for (auto [raw_key, v] : args) {
-    int64_t n = 0;
-    std::string_view text;
-    num_kind kind;
-    number_of(v, chunk.arena, n, text, kind);
-    if (kind == num_kind::none)
-      continue;
-    uint64_t h;
-    if (raw_key == "hhash" && hash_of(kind, n, text, h)) {
-      r.hhash = h;
-    } else if (raw_key == "fhash" && hash_of(kind, n, text, h)) {
-      r.fhash = h;
-    } else if (raw_key == "level" && kind == num_kind::number) {
-      r.level = static_cast<int32_t>(n);
-    } else if (raw_key == "p_idx" && kind == num_kind::number) {
-      r.p_idx = n;
-    } else if (raw_key == "submit_id" && kind == num_kind::number) {
-      r.p_idx = n;
-    } else if (raw_key == "submit_tid" && kind == num_kind::number) {
-      f.submit_tid = n;
-    } else {
-      if (raw_key == "lane" && kind == num_kind::text)
-        f.lane_name = true;
-      std::string_view key = chunk.arena.keep(raw_key);
-      if (kind == num_kind::number)
-        chunk.args.push_back({key, n});
-      if (!text.empty())
-        chunk.texts.push_back({key, text});
-      // Older dlio-profiler traces name the file and host in plain strings.
-      if (kind == num_kind::text && key == "fname" && r.fhash == 0)
-        r.fhash = string_hash(text);
-      else if (kind == num_kind::text && key == "hostname" && r.hhash == 0)
-        r.hhash = string_hash(text);
-    }
+      return {num_kind::number, static_cast<int64_t>(v.get_double().value_unsafe()), {}};
+    case element_type::BOOL: return {num_kind::number, v.get_bool().value_unsafe(), {}};
+    case element_type::STRING: return string_value(arena.keep(v.get_string().value_unsafe()));
+    default: return {};  // null, object, array: not kept
   }
 }
 
 }  // namespace
+
+line_parser::verdict line_parser::read_dom(std::string_view s, parsed_chunk& chunk, record& r, line_fields& f)
+{
+  simdjson::dom::element doc;
+  if (dom_.parse(s.data(), s.size(), false).get(doc))
+    return verdict::not_json;
+  simdjson::dom::object obj;
+  if (doc.get_object().get(obj))
+    return verdict::not_an_object;
+  for (auto [key, v] : obj) {
+    if (key == "args") {
+      simdjson::dom::object args;
+      if (!v.get_object().get(args))
+        for (auto [arg_key, arg] : args)
+          args_field(field_key_of(arg_key), arg_key, false, dom_value(arg, chunk.arena), chunk, r, f);
+      continue;
+    }
+    top_field(field_key_of(key), dom_value(v, chunk.arena), r, f);
+  }
+  return verdict::read;
+}
 
 line_parser::outcome line_parser::parse(parsed_chunk& chunk, size_t at, size_t len, uint64_t line)
 {
@@ -177,7 +104,8 @@ line_parser::outcome line_parser::parse(parsed_chunk& chunk, size_t at, size_t l
     return outcome::problem;
   };
   size_t start = static_cast<size_t>(s.data() - chunk.text.data());
-  if (chunk.text.capacity() - start < s.size() + simdjson::SIMDJSON_PADDING)
+  size_t room = chunk.text.capacity() - start;
+  if (room < s.size() + simdjson::SIMDJSON_PADDING)
     return problem(skip_reason::not_json, "line without parser padding (internal)");
   size_t args_before = chunk.args.size(), texts_before = chunk.texts.size();
   auto fail = [&](skip_reason reason, std::string detail) {
@@ -189,56 +117,36 @@ line_parser::outcome line_parser::parse(parsed_chunk& chunk, size_t at, size_t l
     // JSON that is not an object (a number, a string, an array) is not an event; the rest is
     // not JSON at all.
     simdjson::dom::element any;
-    bool json = !parser_.parse(s.data(), s.size(), false).get(any);
+    bool json = !dom_.parse(s.data(), s.size(), false).get(any);
     return json ? fail(skip_reason::not_an_event, "not an event object (skipped)")
                 : fail(skip_reason::not_json, "not JSON (skipped)");
   }
-  simdjson::dom::element doc;
-  if (parser_.parse(s.data(), s.size(), false).get(doc))
-    return fail(skip_reason::not_json, "not JSON (skipped)");
-  simdjson::dom::object obj;
-  if (doc.get_object().get(obj))
-    return fail(skip_reason::not_an_event, "not an event object (skipped)");
   record r;
   line_fields f;
-  for (auto [key, v] : obj) {
-    if (key == "args") {
-      simdjson::dom::object args;
-      if (!v.get_object().get(args))
-        parse_args(args, chunk, r, f);
-      continue;
-    }
-    int64_t n = 0;
-    std::string_view text;
-    num_kind kind;
-    number_of(v, chunk.arena, n, text, kind);
-    bool num = kind == num_kind::number;
-    if (key == "name")
-      r.name = text;
-    else if (key == "cat")
-      r.cat = text;
-    else if (key == "ph") {
-      f.ph = text;
-      if (num && text.empty())
-        f.ph_number = n;
-    } else if (key == "pid" && num)
-      r.pid = static_cast<uint64_t>(n);
-    else if (key == "tid" && num)
-      r.tid = static_cast<uint64_t>(n);
-    else if (key == "ts" && num) {
-      r.ts_us = n;
-      f.has_ts = true;
-    } else if (key == "dur" && num)
-      r.dur_us = n;
-    else if (key == "id" && num)
-      r.id = n;
-    else if ((key == "fhash" || key == "hhash") && kind != num_kind::none) {
-      // A counter sample carries its file and host beside args (numeric args are drawn).
-      uint64_t h;
-      if (hash_of(kind, n, text, h))
-        (key == "fhash" ? r.fhash : r.hhash) = h;
-    }
+  verdict v = read_fast(s, room, chunk, r, f);
+  if (v == verdict::nested) {  // values the fast reader leaves to the DOM: read the line again
+    chunk.args.resize(args_before);
+    chunk.texts.resize(texts_before);
+    r = record{};
+    f = line_fields{};
+    v = read_dom(s, chunk, r, f);
   }
+  return finish(chunk, v, r, f, line, args_before, texts_before);
+}
+
+line_parser::outcome line_parser::finish(parsed_chunk& chunk, verdict v, record& r, const line_fields& f,
+                                         uint64_t line, size_t args_before, size_t texts_before)
+{
+  auto fail = [&](skip_reason reason, std::string detail) {
+    chunk.args.resize(args_before);
+    chunk.texts.resize(texts_before);
+    chunk.problems.push_back({line, reason, std::move(detail)});
+    return outcome::problem;
+  };
+  if (v == verdict::not_json)
+    return fail(skip_reason::not_json, "not JSON (skipped)");
+  if (v == verdict::not_an_object)
+    return fail(skip_reason::not_an_event, "not an event object (skipped)");
   if (f.submit_tid >= 0)
     r.tid = static_cast<uint64_t>(f.submit_tid);
   if (f.ph == "X" || f.ph_number == 1)
@@ -250,7 +158,7 @@ line_parser::outcome line_parser::parse(parsed_chunk& chunk, size_t at, size_t l
   else if (f.ph == "i" || f.ph == "I")
     r.ph = phase::instant;
   else if (f.ph.empty() && f.ph_number < 0)
-    return fail(skip_reason::not_an_event, "no \"ph\" (skipped)");
+    return fail(skip_reason::not_an_event, "not an event object: no \"ph\" (skipped)");
   else
     return fail(
         skip_reason::unknown_ph,
@@ -282,6 +190,14 @@ void line_parser::link_spans(parsed_chunk& chunk)
   }
 }
 
+std::string_view object_line(std::string_view text, std::pair<size_t, size_t> line)
+{
+  std::string_view s = text.substr(line.first, line.second);
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s.size() >= 2 && s.front() == '{' && s.back() == '}' ? s : std::string_view();
+}
+
 void line_parser::parse_chunk(parsed_chunk& chunk)
 {
   const std::string& text = chunk.text;
@@ -291,29 +207,48 @@ void line_parser::parse_chunk(parsed_chunk& chunk)
     return;
   }
   chunk.head = std::string_view(text.data(), first_nl);
-  size_t expected = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
-  chunk.records.reserve(expected);
-  chunk.record_lines.reserve(expected);
-  chunk.arg_ranges.reserve(expected);
-  chunk.text_ranges.reserve(expected);
-  chunk.args.reserve(expected * 8);
+  lines_.clear();
   size_t at = 0;
-  uint64_t line = 0;
-  while (true) {
-    const void* nl = std::memchr(text.data() + at, '\n', text.size() - at);
-    if (!nl)
-      break;
+  while (const void* nl = std::memchr(text.data() + at, '\n', text.size() - at)) {
     size_t end = static_cast<size_t>(static_cast<const char*>(nl) - text.data());
-    outcome o = parse(chunk, at, end - at, line);
+    lines_.emplace_back(at, end - at);
+    at = end + 1;
+  }
+  chunk.newlines = lines_.size();
+  chunk.tail = std::string_view(text.data() + at, text.size() - at);
+  chunk.records.reserve(lines_.size());
+  chunk.record_lines.reserve(lines_.size());
+  chunk.arg_ranges.reserve(lines_.size());
+  chunk.text_ranges.reserve(lines_.size());
+  chunk.args.reserve(lines_.size() * 8);
+  auto note = [&](size_t line, outcome o) {
     if (line == 0)
       chunk.head_outcome = static_cast<int>(o);
     else if (o != outcome::blank)
       ++chunk.lines;
-    ++line;
-    at = end + 1;
+  };
+  // Runs of object lines go through one document stream (up to run_bytes at a time: small enough
+  // to be still in the cache when its documents are read); a run the stream does not read line
+  // for line, and every other line, is parsed alone.
+  constexpr size_t run_bytes = 32 << 10;
+  for (size_t i = 0; i < lines_.size();) {
+    size_t j = i, bytes = 0;
+    objects_.clear();
+    for (; j < lines_.size() && bytes < run_bytes; ++j) {
+      std::string_view object = object_line(text, lines_[j]);
+      if (object.empty())
+        break;
+      objects_.push_back(object);
+      bytes += lines_[j].second + 1;
+    }
+    if (j - i >= 2 && parse_run(chunk, i, j)) {
+      for (size_t k = i; k < j; ++k) note(k, run_outcomes_[k - i]);
+    } else {
+      j = std::max(j, i + 1);
+      for (size_t k = i; k < j; ++k) note(k, parse(chunk, lines_[k].first, lines_[k].second, k));
+    }
+    i = j;
   }
-  chunk.newlines = line;
-  chunk.tail = std::string_view(text.data() + at, text.size() - at);
   link_spans(chunk);
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -50,6 +51,25 @@ struct string_arena {
   }
 };
 
+// Names (operations, layers, argument keys) copied once per chunk into its arena: the applying
+// thread then reads a few hot copies instead of each line's text, which was last in another
+// core's cache. Direct-mapped: a name that collides is copied again, which costs only bytes.
+struct name_pool {
+  std::array<std::string_view, 64> slots{};
+  std::string_view intern(std::string_view s, string_arena& arena)
+  {
+    if (s.empty())
+      return s;
+    size_t slot =
+        (s.size() * 31 + static_cast<unsigned char>(s.front()) * 7 + static_cast<unsigned char>(s.back())) %
+        slots.size();
+    std::string_view& at = slots[slot];
+    if (!same_text(at, s))
+      at = arena.keep(s);
+    return at;
+  }
+};
+
 struct parsed_chunk {
   std::string text;  // with room for simdjson's padding after size()
   std::vector<record> records;
@@ -58,6 +78,7 @@ struct parsed_chunk {
   std::vector<record_text> texts;
   std::vector<std::pair<uint32_t, uint32_t>> arg_ranges, text_ranges;  // per record: first, count
   string_arena arena;
+  name_pool names;
   std::vector<line_problem> problems;
   uint64_t lines = 0;     // counted lines (not blank, not [ or ]), head and tail excluded
   uint64_t newlines = 0;  // '\n' in text

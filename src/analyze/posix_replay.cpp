@@ -12,23 +12,6 @@ constexpr int64_t o_append = 02000;
 constexpr int64_t map_anonymous = 0x20;
 constexpr int64_t small_io_bytes = 4096;
 
-// The time of [tm1, tm2] not already counted since `last`: intervals are taken in start order,
-// so this sums their union (Darshan's DARSHAN_TIMER_INC_NO_OVERLAP, clamped at zero).
-void add_time(int64_t& timer, int64_t tm1, int64_t tm2, int64_t& last)
-{
-  int64_t from = std::max(tm1, last);
-  if (tm2 > from)
-    timer += tm2 - from;
-  last = std::max(last, tm2);
-}
-
-void stamp(darshan_record& r, time_counter start, time_counter end, int64_t tm1, int64_t tm2)
-{
-  if (r.t[start] == 0 || r.t[start] > tm1)
-    r.t[start] = tm1;
-  r.t[end] = std::max(r.t[end], tm2);
-}
-
 }  // namespace
 
 void process_replay::apply(const posix_op& op, bool late)

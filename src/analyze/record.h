@@ -16,6 +16,18 @@ namespace dc::analyze {
 // "ph": X (complete span), C (counter sample), M (metadata), i/I (instant), anything else.
 enum class phase : uint8_t { complete, counter, metadata, instant, other };
 
+// Equality of short names (operations, layers, keys) without a call to memcmp, which costs more
+// than the comparison on the hot path.
+inline bool same_text(std::string_view a, std::string_view b)
+{
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i])
+      return false;
+  return true;
+}
+
 struct record_arg {
   std::string_view key;
   int64_t value;
@@ -47,7 +59,7 @@ struct record {
   std::optional<int64_t> arg(std::string_view key) const
   {
     for (const record_arg& a : args)
-      if (a.key == key)
+      if (same_text(a.key, key))
         return a.value;
     return std::nullopt;
   }
@@ -55,7 +67,7 @@ struct record {
   std::string_view text(std::string_view key) const
   {
     for (const record_text& t : texts)
-      if (t.key == key)
+      if (same_text(t.key, key))
         return t.value;
     return {};
   }

@@ -1,6 +1,7 @@
 #include "analyze/record_values.h"
 
 #include <charconv>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 
@@ -31,8 +32,23 @@ io_dir posix_direction(std::string_view name)
     for (std::string_view n : {"pwrite", "pwritev64", "pwritev64v2"}) m.emplace(n, io_dir::write);
     return m;
   }();
+  // Lines of one operation come in runs: the last name read is asked again far more often than
+  // any other, and comparing it is cheaper than hashing.
+  thread_local char last[24];
+  thread_local size_t last_size = 0;
+  thread_local bool cached = false;
+  thread_local io_dir last_dir = io_dir::none;
+  if (cached && same_text(name, std::string_view(last, last_size)))
+    return last_dir;
   auto it = dirs.find(name);
-  return it == dirs.end() ? io_dir::none : it->second;
+  io_dir dir = it == dirs.end() ? io_dir::none : it->second;
+  if (name.size() <= sizeof(last)) {
+    std::memcpy(last, name.data(), name.size());
+    last_size = name.size();
+    last_dir = dir;
+    cached = true;
+  }
+  return dir;
 }
 
 uint64_t defined_hash(const record& r)

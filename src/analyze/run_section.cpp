@@ -35,6 +35,10 @@ void note_metadata(run_section& run, process_facts& p, const record& r)
       p.cmd_hash = static_cast<uint64_t>(*h);
     if (auto pp = r.arg("ppid"))
       p.ppid = *pp;
+    if (auto rank = r.arg("rank"))  // DataCrumbs: from the launcher's variables (collect/mpi_rank.h)
+      p.rank = *rank;
+    if (auto size = r.arg("size"))
+      p.size = *size;
     if (std::string_view sys = r.text("system"); !sys.empty())
       p.system = sys;
   } else if (r.name == "PR") {
@@ -59,10 +63,8 @@ void run_section::add(const record& r)
   if (r.hhash)
     hosts.insert(r.hhash);
   process_key key{r.hhash, r.pid};
-  auto hit = index.map.find(key);
-  if (hit == index.map.end())
-    hit = index.map.emplace(key, &processes[key]).first;
-  process_facts& p = *hit->second;
+  process_facts* const* hit = index.find(key);
+  process_facts& p = hit ? **hit : *index.add(key, &processes[key]);
   switch (r.ph) {
     case phase::metadata:
       ++metadata;

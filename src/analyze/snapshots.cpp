@@ -1,6 +1,8 @@
 #include "analyze/snapshots.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 namespace dc::analyze {
 
@@ -173,6 +175,12 @@ nlohmann::json snapshots::report(const name_map& names) const
       entry["error"] = d.error;
     dirs.push_back(std::move(entry));
   }
+  // Per host and directory in time order: its start snapshot before its end one.
+  auto order = [](const nlohmann::json& d) {
+    return std::make_tuple(str(d, "host"), str(d, "dir"), d.value("ts_us", int64_t{0}));
+  };
+  std::stable_sort(dirs.begin(), dirs.end(),
+                   [&](const nlohmann::json& a, const nlohmann::json& b) { return order(a) < order(b); });
   return {{"system", sys}, {"processes", procs}, {"filesystem", dirs}, {"unreadable", unreadable}};
 }
 

@@ -4,6 +4,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/counters_text.h"
+#include "analyze/timeline_text.h"
 
 #include "analyze/text_format.h"
 
@@ -33,6 +34,13 @@ std::string text_report(const nlohmann::json& r)
   if (!in["skipped"].empty()) {
     out += "; skipped:";
     for (const auto& [k, v] : in["skipped"].items()) out += fmt(" %s %llu", k.c_str(), u(v));
+  }
+  if (in.contains("unreadable") && u(in["unreadable"]["bytes"]) > 0) {
+    const auto& un = in["unreadable"];
+    out += fmt("; unreadable: %llu bytes", u(un["bytes"]));
+    if (u(un["corrupt_members"]) > 0)
+      out += fmt(" (%llu corrupt gzip members, at least %llu lines lost)", u(un["corrupt_members"]),
+                 u(un["corrupt_lines_at_least"]));
   }
   out += "\n";
   const auto& run = r["run"];
@@ -79,13 +87,7 @@ std::string text_report(const nlohmann::json& r)
   for (const auto& l : r["layer_time"])
     out += fmt("%-9s %10llu %14llu %14llu %16llu %14llu\n", l["layer"].get<std::string>().c_str(),
                u(l["count"]), u(l["bytes"]), u(l["time_us"]), u(l["unoverlapped_us"]), u(l["top_level_us"]));
-  const auto& ts = r["timeseries"];
-  out += fmt("\ntime series: %llu bins of %llu ms", u(ts["bins"]), u(ts["bin_ms"]));
-  const auto& hm = r["heatmap"];
-  if (!hm["layer"].is_null())
-    out += fmt("; heat map: %zu processes × %llu bins of %s bytes", hm["rows"].size(), u(hm["bins"]),
-               hm["layer"].get<std::string>().c_str());
-  out += " (in --json)\n";
+  out += "\n" + timeline_text(r);
   out += "\n" + counters_text(r);
   if (std::string snaps = snapshots_text(r["snapshots"]); !snaps.empty())
     out += "\n" + snaps;

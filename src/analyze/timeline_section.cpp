@@ -14,13 +14,13 @@ int64_t floor_div(int64_t a, int64_t b)
   return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
 }
 
-void coarsen(bin_series& s, uint32_t shift)
+void coarsen(bin_series& s, int64_t factor)
 {
-  if (shift == 0 || s.empty())
+  if (factor == 1 || s.empty())
     return;
   bin_series out;
   for (const auto& [k, c] : s) {
-    timeline_cell& o = out[floor_div(k, int64_t{1} << shift)];
+    timeline_cell& o = out[floor_div(k, factor)];
     o.bytes += c.bytes;
     o.ops += c.ops;
   }
@@ -36,27 +36,40 @@ void add_cells(bin_series& into, const bin_series& from)
   }
 }
 
+// The bins [ts, ts + dur) covers: the first and the last (no duration: the bin of ts).
+struct bin_range {
+  int64_t first, last;
+};
+
+bin_range bins_of(int64_t width, int64_t ts, int64_t dur)
+{
+  int64_t first = floor_div(ts, width);
+  return {first, dur > 0 ? floor_div(ts + dur - 1, width) : first};
+}
+
 // Spreads `bytes` over the bins [ts, ts + dur) covers, in proportion, with cumulative rounding
 // (a bin gets F(hi) - F(lo), F(t) = floor(bytes × (t - ts) / dur)): at any bin width the parts
 // are integers summing to `bytes`, and a coarse bin's part is the sum of its fine bins' parts.
-void spread(bin_series& s, int64_t width, int64_t ts, int64_t dur, uint64_t bytes, uint64_t ops)
+void spread(timeline_section::series_ref& s, int64_t width, bin_range bins, int64_t ts, int64_t dur,
+            uint64_t bytes, uint64_t ops)
 {
-  s[floor_div(ts, width)].ops += ops;
+  timeline_cell& first = s.at(bins.first);
+  first.ops += ops;
   if (bytes == 0)
     return;
-  if (dur <= 0) {
-    s[floor_div(ts, width)].bytes += bytes;
+  if (bins.last == bins.first) {  // one bin (or no duration): all of it
+    first.bytes += bytes;
     return;
   }
+  int64_t end = ts + dur;
   auto f = [&](int64_t t) {
     return static_cast<uint64_t>(static_cast<unsigned __int128>(bytes) * static_cast<uint64_t>(t - ts) /
                                  static_cast<uint64_t>(dur));
   };
-  int64_t end = ts + dur;
-  for (int64_t k = floor_div(ts, width), last = floor_div(end - 1, width); k <= last; ++k) {
+  for (int64_t k = bins.first; k <= bins.last; ++k) {
     int64_t lo = std::max(ts, k * width), hi = std::min(end, (k + 1) * width);
     if (uint64_t part = f(hi) - f(lo))
-      s[k].bytes += part;
+      s.at(k).bytes += part;
   }
 }
 
@@ -74,13 +87,38 @@ bin_series series_from(const nlohmann::json& j)
   return s;
 }
 
+// The smallest 1, 2 or 5 × 10^k at least x (x ≥ 1).
+uint64_t nice_at_least(double x)
+{
+  for (uint64_t decade = 1;; decade *= 10)
+    for (uint64_t m : {1, 2, 5})
+      if (static_cast<double>(m * decade) >= x)
+        return m * decade;
+}
+
 }  // namespace
 
-uint32_t level_for(int64_t min_us, int64_t max_us)
+int64_t timeline_section::pow10(uint32_t k)
 {
-  uint32_t level = 0;
-  while (level < 40) {
-    int64_t w = int64_t{1000} << level;
+  int64_t p = 1;
+  for (uint32_t i = 0; i < k; ++i) p *= 10;
+  return p;
+}
+
+timeline_cell& timeline_section::series_ref::at(int64_t k)
+{
+  if (k != bin) {
+    cell = &(*series)[k];
+    bin = k;
+  }
+  return *cell;
+}
+
+uint32_t level_for(int64_t min_us, int64_t max_us, uint32_t from)
+{
+  uint32_t level = from;
+  while (level < 15) {
+    int64_t w = 1000 * timeline_section::pow10(level);
     if (floor_div(max_us, w) - floor_div(min_us, w) + 1 <= timeline_section::max_bins)
       break;
     ++level;
@@ -92,10 +130,29 @@ void timeline_section::coarsen_to(uint32_t new_level)
 {
   if (new_level <= level)
     return;
-  uint32_t shift = new_level - level;
-  for (auto& [k, s] : layers) coarsen(s, shift);
-  for (auto& [k, s] : processes) coarsen(s, shift);
+  int64_t factor = pow10(new_level - level);
+  for (auto& [k, s] : layers) coarsen(s, factor);
+  for (auto& [k, s] : processes) coarsen(s, factor);
   level = new_level;
+  for (auto& [k, ref] : layer_index.map) ref.bin = INT64_MIN;
+  for (auto& [k, ref] : process_index.map) ref.bin = INT64_MIN;
+}
+
+timeline_section::series_ref& timeline_section::layer_ref(std::string_view layer)
+{
+  if (series_ref* found = layer_index.find(layer))
+    return *found;
+  auto at = layers.try_emplace(std::string(layer)).first;
+  return layer_index.add(at->first, {&at->second});
+}
+
+timeline_section::series_ref& timeline_section::process_ref(uint64_t hhash, uint64_t pid,
+                                                            std::string_view layer)
+{
+  if (series_ref* found = process_index.find({hhash, pid, layer}))
+    return *found;
+  auto at = processes.try_emplace({hhash, pid, std::string(layer)}).first;
+  return process_index.add({hhash, pid, std::get<2>(at->first)}, {&at->second});
 }
 
 void timeline_section::add(const record& r)
@@ -103,27 +160,18 @@ void timeline_section::add(const record& r)
   if (!is_call(r))
     return;
   int64_t dur = r.ph == phase::complete ? r.dur_us : 0;
-  min_us = std::min(min_us, r.ts_us);
-  max_us = std::max(max_us, r.ts_us + std::max<int64_t>(0, dur - 1));
-  coarsen_to(level_for(min_us, max_us));
-  uint64_t bytes = io_bytes(r), ops = call_count(r);
-  auto layer = layer_index.map.find(r.cat);
-  if (layer == layer_index.map.end()) {
-    auto at = layers.try_emplace(std::string(r.cat)).first;
-    layer = layer_index.map.emplace(std::string_view(at->first), &at->second).first;
+  int64_t last_us = r.ts_us + std::max<int64_t>(0, dur - 1);
+  if (r.ts_us < min_us || last_us > max_us) {  // the span grew: the bins may have to be wider
+    min_us = std::min(min_us, r.ts_us);
+    max_us = std::max(max_us, last_us);
+    coarsen_to(level_for(min_us, max_us, level));
   }
-  spread(*layer->second, base_us(), r.ts_us, dur, bytes, ops);
+  uint64_t bytes = io_bytes(r), ops = call_count(r);
+  bin_range bins = bins_of(base_us(), r.ts_us, dur);
+  spread(layer_ref(r.cat), base_us(), bins, r.ts_us, dur, bytes, ops);
   if (bytes == 0)
     return;
-  auto proc = process_index.map.find({r.hhash, r.pid, r.cat});
-  if (proc == process_index.map.end()) {
-    auto at = processes.try_emplace({r.hhash, r.pid, std::string(r.cat)}).first;
-    proc =
-        process_index.map
-            .emplace(std::make_tuple(r.hhash, r.pid, std::string_view(std::get<2>(at->first))), &at->second)
-            .first;
-  }
-  spread(*proc->second, base_us(), r.ts_us, dur, bytes, ops);
+  spread(process_ref(r.hhash, r.pid, r.cat), base_us(), bins, r.ts_us, dur, bytes, ops);
 }
 
 void timeline_section::merge(const timeline_section& o)
@@ -132,7 +180,7 @@ void timeline_section::merge(const timeline_section& o)
     return;
   min_us = std::min(min_us, o.min_us);
   max_us = std::max(max_us, o.max_us);
-  uint32_t target = std::max({level, o.level, level_for(min_us, max_us)});
+  uint32_t target = std::max({level, o.level, level_for(min_us, max_us, 0)});
   coarsen_to(target);
   timeline_section copy = o;
   copy.coarsen_to(target);
@@ -149,14 +197,18 @@ nlohmann::json timeline_section::partial() const
                  {"pid", std::get<1>(k)},
                  {"layer", std::get<2>(k)},
                  {"bins", series_json(s)}});
-  return {{"level", level}, {"min_us", min_us}, {"max_us", max_us}, {"layers", l}, {"processes", p}};
+  return {{"base_ms", pow10(level)}, {"min_us", min_us}, {"max_us", max_us}, {"layers", l}, {"processes", p}};
 }
 
 dc::result<timeline_section> timeline_section::from_partial(const nlohmann::json& j)
 {
   timeline_section t;
   try {
-    t.level = j.at("level").get<uint32_t>();
+    // Base bins of 10^level ms (older analyze versions wrote 2^level ms bins as "level").
+    int64_t base_ms = j.at("base_ms").get<int64_t>();
+    while (t.level < 15 && pow10(t.level) < base_ms) ++t.level;
+    if (pow10(t.level) != base_ms)
+      return dc::fail("timeline: base_ms " + std::to_string(base_ms) + " is not a power of ten");
     t.min_us = j.at("min_us").get<int64_t>();
     t.max_us = j.at("max_us").get<int64_t>();
     for (const auto& [k, s] : j.at("layers").items()) t.layers[k] = series_from(s);
@@ -171,7 +223,7 @@ dc::result<timeline_section> timeline_section::from_partial(const nlohmann::json
 
 nlohmann::json timeline_section::report(const name_map& names, const run_section& run, uint64_t bin_ms) const
 {
-  uint64_t base_ms = uint64_t{1} << level;
+  uint64_t base_ms = static_cast<uint64_t>(pow10(level));
   if (min_us > max_us)
     return {{"timeseries",
              {{"bin_ms", base_ms}, {"start_us", nullptr}, {"bins", 0}, {"layers", nlohmann::json::object()}}},
@@ -181,21 +233,17 @@ nlohmann::json timeline_section::report(const name_map& names, const run_section
               {"bins", 0},
               {"layer", nullptr},
               {"rows", nlohmann::json::array()}}}};
-  if (bin_ms == 0) {  // about 200 bins, 1-2-5 steps
-    double raw = static_cast<double>(max_us - min_us + 1) / 1000.0 / 200.0;
-    uint64_t nice = 1;
-    for (uint64_t decade = 1; nice < raw; decade *= 10)
-      for (uint64_t m : {1, 2, 5})
-        if (nice < raw)
-          nice = m * decade;
-    bin_ms = nice;
-  }
+  // Default: about 200 bins, 1, 2 or 5 × 10^k ms (a whole number of base bins, as every such
+  // width at least as wide as they are). A requested width that is not a multiple of the base
+  // width (only when the run spans more than max_bins base bins of a smaller width) is rounded up.
+  if (bin_ms == 0)
+    bin_ms = nice_at_least(std::max(1.0, static_cast<double>(max_us - min_us + 1) / 1000.0 / 200.0));
   bin_ms = std::max<uint64_t>(1, (bin_ms + base_ms - 1) / base_ms) * base_ms;
   auto span_bins = [&](uint64_t w) {
     return floor_div(max_us, static_cast<int64_t>(w) * 1000) -
            floor_div(min_us, static_cast<int64_t>(w) * 1000) + 1;
   };
-  while (span_bins(bin_ms) > max_bins) bin_ms *= 2;
+  while (span_bins(bin_ms) > max_bins) bin_ms = nice_at_least(static_cast<double>(bin_ms) + 1);
   int64_t width = static_cast<int64_t>(bin_ms) * 1000, first = floor_div(min_us, width);
   size_t n = static_cast<size_t>(span_bins(bin_ms));
   auto rebin = [&](const bin_series& s, bool ops) {

@@ -30,6 +30,8 @@ bool is_trace_name(const std::string& name)
   return name.ends_with(".pfw") || name.ends_with(".pfw.gz");
 }
 
+// Workers that inflate and parse chunks; with none, a chunk is worked on where it is submitted
+// (one thread reads, parses and applies, with the chunk still in its cache).
 class worker_pool {
  public:
   explicit worker_pool(unsigned n)
@@ -46,6 +48,10 @@ class worker_pool {
   }
   void submit(std::function<void()> task)
   {
+    if (threads_.empty()) {
+      task();
+      return;
+    }
     {
       std::lock_guard lock(mu_);
       tasks_.push_back(std::move(task));
@@ -123,9 +129,13 @@ struct open_file {
   std::string path;
   chunk_source source;
   file_reader reader;
-  uint64_t pos = 0;     // gzip: where the next member starts
-  bool resync = false;  // after corrupt data: the next piece's start is taken as a member start
-  bool begun = false;   // sink.begin_file called
+  uint64_t pos = 0;              // gzip: where the next member starts
+  bool resync = false;           // after corrupt data: the next piece's start is taken as a member start
+  uint64_t resync_from = 0;      // where the bytes not read began (counted when resync ends)
+  bool corrupt_pending = false;  // a corrupt member skipped whole: reported when its end is known
+  uint64_t corrupt_lines = 0;    // the lines it decoded to before its damage
+  bool begun = false;            // sink.begin_file called
+  uint64_t lines_before = 0, problems_before = 0;  // inputs' counts when the file began
 };
 
 struct in_flight {
@@ -204,7 +214,10 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
   // page faults) per chunk.
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
-  const size_t max_in_flight = 2 * threads + 2;
+  // --threads 1: no workers, each chunk is applied as soon as it is parsed; more: the workers
+  // parse ahead while this thread applies in line order.
+  unsigned workers = threads > 1 ? threads : 0;
+  const size_t max_in_flight = workers ? 2 * workers + 2 : 1;
   uint64_t total = 0, done = 0;
   for (const std::string& f : files) {
     std::error_code ec;
@@ -212,7 +225,7 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
     total += ec ? 0 : n;
   }
   progress_bar bar(options.progress, total);
-  worker_pool pool(threads);
+  worker_pool pool(workers);
   std::deque<std::unique_ptr<open_file>> open;  // files with pieces in flight, in order
   std::deque<in_flight> queue;
   size_t next_file = 0;
@@ -235,6 +248,8 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
         open.push_back(std::make_unique<open_file>(
             open_file{path, std::move(*src), file_reader(path, fd, inputs, sink)}));
         producing = open.back().get();
+        producing->lines_before = inputs.lines;
+        producing->problems_before = inputs.problems_total;
       }
       auto piece = std::make_shared<chunk_piece>();
       if (producing->source.next(*piece)) {
@@ -252,6 +267,23 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
   // Streams the member at f.pos; moves f.pos past what it read. A member that fits in memory
   // is first inflated without applying: when zlib finds it damaged, none of its text is read
   // (damaged deflate data can decode into plausible copies of earlier lines).
+  auto skip_from = [&](open_file& f, uint64_t from) {  // bytes from `from` to the next header
+    f.resync = true;
+    f.resync_from = from;
+  };
+  // The bytes from resync_from to `to` were not read: counted, and a corrupt member skipped
+  // whole is reported now that its size is known.
+  auto end_skip = [&](open_file& f, uint64_t to) {
+    inputs.unreadable_bytes += to - f.resync_from;
+    f.resync = false;
+    if (!f.corrupt_pending)
+      return;
+    f.corrupt_pending = false;
+    inputs.problem(f.path + ": corrupt gzip member at byte " + std::to_string(f.resync_from) +
+                   " (skipped: " + std::to_string(to - f.resync_from) + " bytes, which decode to at least " +
+                   std::to_string(f.corrupt_lines) +
+                   " lines before the damage; damaged data cannot be trusted, so none is read)");
+  };
   auto stream = [&](open_file& f, uint64_t next_start, bool verify) {
     uint64_t at = f.pos;
     using st = file_reader::stream_status;
@@ -260,10 +292,12 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
       res = f.reader.stream_member(at, false);
       if (res.status == st::corrupt && res.produced > 0) {
         f.reader.finish(true);
-        inputs.problem(f.path + ": corrupt gzip member at byte " + std::to_string(at) + " (skipped: " +
-                       std::to_string(res.produced) + " bytes of text that cannot be trusted)");
+        ++inputs.corrupt_members;
+        inputs.corrupt_lines_at_least += res.newlines;
+        f.corrupt_pending = true;
+        f.corrupt_lines = res.newlines;
         f.pos = res.end;
-        f.resync = true;
+        skip_from(f, at);
         return;
       }
     }
@@ -274,22 +308,28 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
       f.source.resume_at(f.pos);
       return;
     }
-    f.reader.finish(true);
+    bool line_cut = f.reader.finish(true);
     if (res.produced == 0 && res.status == st::corrupt) {
       uint64_t stop = next_start > at ? next_start : f.source.size();
       inputs.problem(f.path + ": " + std::to_string(stop - at) + " bytes at byte " + std::to_string(at) +
                      " are not gzip (skipped)");
+      inputs.unreadable_bytes += stop - at;
       f.pos = stop;
       return;
     }
-    inputs.problem(f.path + ": " + (res.status == st::cut ? "truncated" : "corrupt") +
-                   " gzip member at byte " + std::to_string(at) + ": read up to line " +
-                   std::to_string(f.reader.lines()));
+    // Lines count from 1 with the "[" line, as in every FILE:LINE message.
+    uint64_t last = f.reader.lines();
+    std::string where = ": read up to line " + std::to_string(last) + " (its last complete line" +
+                        (line_cut ? "; line " + std::to_string(last + 1) + " was cut short)" : ")");
     if (res.status == st::cut) {
+      inputs.problem(f.path + ": truncated gzip member at byte " + std::to_string(at) + where);
       f.pos = f.source.size();
     } else {
+      ++inputs.corrupt_members;
+      inputs.problem(f.path + ": corrupt gzip member at byte " + std::to_string(at) + where +
+                     "; the rest of the member is not read");
       f.pos = res.end;
-      f.resync = true;
+      skip_from(f, res.end);
     }
   };
 
@@ -305,7 +345,13 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
     if (item.end_of_file) {
       if (f.source.gzip() && f.pos < f.source.size() && !f.resync)
         stream(f, f.source.size(), true);
+      if (f.resync)  // corrupt data up to the end of the file
+        end_skip(f, f.source.size());
       f.reader.finish(false);
+      if (inputs.lines == f.lines_before && inputs.problems_total == f.problems_before)
+        inputs.problem(f.path + (f.source.size() == 0
+                                     ? ": empty file (0 bytes)"
+                                     : ": no trace lines in it (only blank, [ and ] lines)"));
       done += f.source.size();
       if (sink.end_file)
         sink.end_file();
@@ -316,8 +362,8 @@ void read_traces(const std::vector<std::string>& files, const reader_options& op
     if (f.source.gzip()) {
       auto settle = [&] {
         if (f.resync && item.start > f.pos) {  // corrupt data ended at the next header
+          end_skip(f, item.start);
           f.pos = item.start;
-          f.resync = false;
         }
       };
       settle();

@@ -136,8 +136,12 @@ result<int> run_analyze(const analyze_options& o)
     if (auto w = analyze::write_html_report(report, o.html_path); !w)
       return std::unexpected(w.error());
   std::fputs(analyze::text_report(report).c_str(), stdout);
-  if (all.inputs.lines == 0) {
-    std::fprintf(stderr, "datacrumbs: analyze: nothing could be read\n");
+  if (all.inputs.records() == 0) {  // no line was a trace record: there is no report to trust
+    if (all.inputs.lines == 0)
+      std::fprintf(stderr, "datacrumbs: analyze: nothing could be read\n");
+    else
+      std::fprintf(stderr, "datacrumbs: analyze: nothing could be read: all %llu lines were skipped\n",
+                   static_cast<unsigned long long>(all.inputs.lines));
     return 1;
   }
   return 0;

@@ -116,7 +116,8 @@ result<int> run_daemon(const daemon_options& options)
   for (const auto& note : (*probes)->notes()) std::fprintf(stderr, "datacrumbs: %s\n", note.c_str());
 
   // The trace belongs to the user it traces; created without following a symlink.
-  auto trace_file = gzip_member_writer::create(trace_path);
+  auto trace_file = gzip_member_writer::create(trace_path, gzip_member_writer::default_level,
+                                               gzip_member_writer::default_workers());
   if (!trace_file)
     return std::unexpected(trace_file.error());
   if (lchown(trace_path.c_str(), probes_file->uid, pw ? pw->pw_gid : probes_file->uid) != 0)

@@ -71,7 +71,8 @@ result<int> run_traced(const run_options& options)
 
   std::string trace_path =
       options.trace_path.empty() ? default_trace_path(options.command.front()) : options.trace_path;
-  auto trace_file = gzip_member_writer::create(trace_path);
+  auto trace_file = gzip_member_writer::create(trace_path, gzip_member_writer::default_level,
+                                               gzip_member_writer::default_workers());
   if (!trace_file)
     return std::unexpected(trace_file.error());
   unlink_unless_kept trace_guard{trace_path};

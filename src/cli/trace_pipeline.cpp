@@ -71,7 +71,9 @@ result<std::unique_ptr<trace_pipeline>> trace_pipeline::start(session& probes, g
   write_start_snapshots(p->writer_, p->snapshots_, p->process_snapshots_, root_pid);
   std::unique_ptr<profile_reader> profile;
   if (probes.profile_fd() >= 0)
-    profile = std::make_unique<profile_reader>(probes.profile_fd(), probes.profile_interval_ns());
+    profile =
+        std::make_unique<profile_reader>(probes.profile_fd(), probes.profile_interval_ns(),
+                                         [&probes](uint64_t below) { return probes.flush_profile(below); });
   auto running = collector::start(probes.ring_fd(), p->dec_, &p->writer_, std::move(profile));
   if (!running)
     return std::unexpected(running.error());
@@ -83,6 +85,8 @@ result<> trace_pipeline::finish()
 {
   auto detached = probes_.detach();
   auto drained = collector_->stop();
+  if (!collector_->recording_trouble().empty())
+    std::fprintf(stderr, "datacrumbs: %s\n", collector_->recording_trouble().c_str());
   lost_ = probes_.losses();
   ended_ = std::chrono::steady_clock::now();
   dec_.finish_trace();

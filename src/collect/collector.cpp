@@ -17,10 +17,17 @@ constexpr size_t batch_bytes = 1 << 20;
 result<std::unique_ptr<collector>> collector::start(int ring_fd, decoder& dec, pfw_writer* writer,
                                                     std::unique_ptr<profile_reader> profile)
 {
-  std::unique_ptr<collector> c(new collector(dec, writer, std::move(profile)));
+  auto recorder = ring_recorder::from_environment();
+  if (!recorder)
+    return std::unexpected(recorder.error());
+  std::unique_ptr<collector> c(new collector(dec, writer, std::move(profile), std::move(*recorder)));
   c->ring_ = ring_buffer__new(ring_fd, &collector::on_record, c.get(), nullptr);
   if (!c->ring_)
     return fail(std::string("cannot open the event ring: ") + std::strerror(errno));
+  auto wait = wakeable_wait::on(ring_buffer__epoll_fd(c->ring_));
+  if (!wait)
+    return std::unexpected(wait.error());
+  c->wait_.emplace(std::move(*wait));
   c->batch_.reserve(batch_bytes + 4096);
   c->formatter_ = std::thread(&collector::format_loop, c.get());
   c->consumer_ = std::thread(&collector::consume_loop, c.get());
@@ -67,7 +74,7 @@ void collector::hand_over_batch()
 void collector::consume_loop()
 {
   while (!stopping_.load(std::memory_order_acquire)) {
-    int polled = ring_buffer__poll(ring_, poll_interval_ms);
+    int polled = wait_->wait(poll_interval_ms);
     if (polled < 0 && polled != -EINTR) {
       note_ring_error("cannot wait on the event ring", polled);
       // Records still arrive: read the ring at the poll interval instead.
@@ -109,12 +116,8 @@ void collector::format_loop()
       if (queue_.empty())
         decoded_until = drained_ns_;
     }
-    for (size_t at = 0; at + sizeof(uint64_t) <= batch.size();) {
-      uint32_t len;
-      std::memcpy(&len, batch.data() + at, sizeof(len));
-      decoder_.decode(batch.data() + at + sizeof(uint64_t), len);
-      at += sizeof(uint64_t) + ((len + 7) & ~size_t{7});
-    }
+    recorder_.append({batch.data(), batch.size()});
+    decode_batch(decoder_, {batch.data(), batch.size()});
     if (profile_ && (done || (decoded_until && std::chrono::steady_clock::now() - last_take_ >=
                                                    std::chrono::nanoseconds(profile_->interval_ns()))))
       take_counters(decoded_until, done);
@@ -133,6 +136,8 @@ void collector::take_counters(uint64_t decoded_until_ns, bool all)
   last_take_ = std::chrono::steady_clock::now();
   for (const profile_sample& s : profile_->take(decoded_until_ns, all))
     decoder_.decode_profile(s.key, s.counts, profile_->interval_ns());
+  if (!profile_->flush_status() && sink_status_)
+    sink_status_ = profile_->flush_status();
 }
 
 void collector::note_ring_error(std::string_view what, int err)
@@ -144,6 +149,8 @@ void collector::note_ring_error(std::string_view what, int err)
 result<> collector::stop()
 {
   stopping_.store(true, std::memory_order_release);
+  if (wait_)
+    wait_->wake();
   if (consumer_.joinable())
     consumer_.join();
   if (formatter_.joinable())

@@ -10,12 +10,15 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "collect/decoder.h"
 #include "collect/profile_reader.h"
+#include "collect/ring_recording.h"
 #include "core/result.h"
+#include "core/wakeable_wait.h"
 #include "sink/pfw_writer.h"
 
 struct ring_buffer;
@@ -34,10 +37,12 @@ class collector {
   // Drains every record still in the ring, then stops both threads. Returns the first error the
   // sinks met, if any.
   result<> stop();
+  // Why the ring recording (DATACRUMBS_RECORD_RING) stopped early, "" if it did not.
+  const std::string& recording_trouble() const { return recorder_.trouble(); }
 
  private:
-  collector(decoder& dec, pfw_writer* writer, std::unique_ptr<profile_reader> profile)
-      : decoder_(dec), writer_(writer), profile_(std::move(profile))
+  collector(decoder& dec, pfw_writer* writer, std::unique_ptr<profile_reader> profile, ring_recorder recorder)
+      : decoder_(dec), writer_(writer), profile_(std::move(profile)), recorder_(std::move(recorder))
   {
   }
   static int on_record(void* ctx, void* data, size_t size);
@@ -50,9 +55,11 @@ class collector {
   decoder& decoder_;
   pfw_writer* writer_;
   std::unique_ptr<profile_reader> profile_;
+  ring_recorder recorder_;  // formatter side
   std::chrono::steady_clock::time_point last_take_{};
   ring_buffer* ring_ = nullptr;
-  std::vector<char> batch_;  // consumer side: [u32 size][record][pad to 8] ...
+  std::optional<wakeable_wait> wait_;  // on the ring; stop() cuts it short
+  std::vector<char> batch_;            // consumer side: [u32 size][record][pad to 8] ...
 
   std::mutex mutex_;
   std::condition_variable ready_;

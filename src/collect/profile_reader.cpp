@@ -9,6 +9,11 @@ std::vector<profile_sample> profile_reader::take(uint64_t decoded_until_ns, bool
 {
   std::vector<profile_sample> out;
   uint64_t now_epoch = decoded_until_ns / interval_ns_;
+  if (flush_ && (all || now_epoch >= 2)) {
+    auto flushed = flush_(all ? UINT64_MAX - 1 : now_epoch - 1);
+    if (!flushed && flush_status_)
+      flush_status_ = flushed;
+  }
   // Keys first, values and deletes after: deleting the key get_next_key stands on restarts it.
   std::vector<dc_profile_key> keys;
   dc_profile_key key{}, next{};

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
+
+#include "core/result.h"
 
 extern "C" {
 #include "events.h"
@@ -18,19 +21,32 @@ struct profile_sample {
 
 class profile_reader {
  public:
-  profile_reader(int map_fd, uint64_t interval_ns) : fd_(map_fd), interval_ns_(interval_ns) {}
+  // Moves the counters threads still coalesce in their own state for intervals before the
+  // given one into the map (a thread idle since has nothing else that would); all of them with
+  // UINT64_MAX - 1.
+  using flush_fn = std::function<result<>(uint64_t below_epoch)>;
+
+  profile_reader(int map_fd, uint64_t interval_ns, flush_fn flush = nullptr)
+      : fd_(map_fd), interval_ns_(interval_ns), flush_(std::move(flush))
+  {
+  }
 
   // Takes the counters of every interval that ended at least a whole interval before
   // `decoded_until_ns` (CLOCK_MONOTONIC), the time up to which every ring record has been
   // decoded: a program that read the clock in such an interval has finished its update, and
   // the file names it sent before have been read, so a counter never precedes its file's name.
   // With `all`, every counter (once the programs are detached).
+  // The threads' counters of those intervals are flushed to the map first.
   std::vector<profile_sample> take(uint64_t decoded_until_ns, bool all);
   uint64_t interval_ns() const { return interval_ns_; }
+  // The first failure to flush the threads' counters (their counts then reach a later sample).
+  const result<>& flush_status() const { return flush_status_; }
 
  private:
   int fd_;
   uint64_t interval_ns_;
+  flush_fn flush_;
+  result<> flush_status_;
 };
 
 }  // namespace dc

@@ -20,45 +20,56 @@ size_t utf8_sequence_length(std::string_view s, size_t i)
   return n;
 }
 
+// Printable ASCII other than '"' and '\\': copied as it is.
+bool plain(unsigned char c)
+{
+  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
 }  // namespace
 
-void append_json_string(std::string& out, std::string_view s)
+char* put_json_string(char* p, std::string_view s)
 {
   static constexpr char hex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (size_t i = 0; i < s.size();) {
+  *p++ = '"';
+  // Names, categories and paths are almost always plain: copy the plain run at once.
+  size_t i = 0;
+  while (i < s.size() && plain(static_cast<unsigned char>(s[i]))) ++i;
+  p = put_raw(p, s.substr(0, i));
+  while (i < s.size()) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
       size_t n = utf8_sequence_length(s, i);
       if (n == 0) {
-        out.append("\\ufffd");
+        p = put_raw(p, "\\ufffd");
         ++i;
       } else {
-        out.append(s.substr(i, n));
+        p = put_raw(p, s.substr(i, n));
         i += n;
       }
       continue;
     }
     switch (c) {
-      case '"': out.append("\\\""); break;
-      case '\\': out.append("\\\\"); break;
-      case '\n': out.append("\\n"); break;
-      case '\r': out.append("\\r"); break;
-      case '\t': out.append("\\t"); break;
-      case '\b': out.append("\\b"); break;
-      case '\f': out.append("\\f"); break;
+      case '"': p = put_raw(p, "\\\""); break;
+      case '\\': p = put_raw(p, "\\\\"); break;
+      case '\n': p = put_raw(p, "\\n"); break;
+      case '\r': p = put_raw(p, "\\r"); break;
+      case '\t': p = put_raw(p, "\\t"); break;
+      case '\b': p = put_raw(p, "\\b"); break;
+      case '\f': p = put_raw(p, "\\f"); break;
       default:
         if (c < 0x20) {
-          out.append("\\u00");
-          out.push_back(hex[c >> 4]);
-          out.push_back(hex[c & 0xf]);
+          p = put_raw(p, "\\u00");
+          *p++ = hex[c >> 4];
+          *p++ = hex[c & 0xf];
         } else {
-          out.push_back(static_cast<char>(c));
+          *p++ = static_cast<char>(c);
         }
     }
     ++i;
   }
-  out.push_back('"');
+  *p++ = '"';
+  return p;
 }
 
 }  // namespace dc

@@ -6,18 +6,16 @@
 #include <cerrno>
 #include <cstring>
 
-#include "beacon.skel.h"
 #include "core/category.h"
+#include "datacrumbs.skel.h"
 #include "explore/elf_symbols.h"
 #include "probe/layers.h"
-#include "probe/skeleton_layer.h"
 
 namespace dc {
 
 namespace {
 
-class beacon_layer final
-    : public skeleton_layer<beacon_bpf, beacon_bpf__open, beacon_bpf__load, beacon_bpf__destroy> {
+class beacon_layer final : public layer {
  public:
   explicit beacon_layer(beacon_target target) : target_(std::move(target)) {}
   std::string_view name() const override { return "beacon"; }
@@ -36,7 +34,7 @@ class beacon_layer final
       r.why = target_.library + " has no datacrumbs_client_start";
       return r;
     }
-    bpf_link* link = bpf_program__attach_uprobe_opts(skel()->progs.dc_client_start, -1,
+    bpf_link* link = bpf_program__attach_uprobe_opts(skel()->progs.dc_beacon_start, -1,
                                                      target_.library.c_str(), start->file_offset, nullptr);
     if (!link) {
       r.why = "uprobe on " + target_.library + ": " + std::strerror(errno);
@@ -49,8 +47,7 @@ class beacon_layer final
     return r;
   }
 
- protected:
-  result<> before_load(beacon_bpf& skel) override
+  result<> before_load(datacrumbs_bpf& skel) override
   {
     skel.rodata->dc_register_uid = target_.uid;
     return {};

@@ -1,22 +1,22 @@
 // The filesystem layer's loader (bpf/fs.bpf.c): the syscall numbers it tells apart come from the
 // syscall table.
+#include <cstring>
+
 #include "core/category.h"
 #include "core/syscall_table.h"
-#include "fs.skel.h"
+#include "datacrumbs.skel.h"
 #include "probe/layers.h"
-#include "probe/skeleton_layer.h"
 
 namespace dc {
 
 namespace {
 
-class fs_layer final : public DC_SKELETON_LAYER(fs) {
+class fs_layer final : public layer {
  public:
   std::string_view name() const override { return "fs"; }
   std::string_view category() const override { return category::fs; }
 
- protected:
-  result<> before_load(fs_bpf& skel) override
+  result<> before_load(datacrumbs_bpf& skel) override
   {
     skel.rodata->dc_nr_fdatasync = number_of("fdatasync");
     skel.rodata->dc_nr_fallocate = number_of("fallocate");

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "datacrumbs.skel.h"
+
 namespace dc {
 
 layer::~layer()
@@ -14,43 +16,51 @@ layer::~layer()
   detach();
 }
 
+bool program_of(const bpf_program* prog, std::string_view name)
+{
+  std::string_view n = bpf_program__name(prog);
+  return n.starts_with("dc_") && n.substr(3).starts_with(name) && n.size() > 3 + name.size() &&
+         n[3 + name.size()] == '_';
+}
+
+bool layer::owns(const bpf_program* prog) const
+{
+  return program_of(prog, name());
+}
+
+result<> layer::loaded(datacrumbs_bpf& skel)
+{
+  skel_ = &skel;
+  return after_load(skel);
+}
+
 void layer::detach()
 {
   for (bpf_link* l : links_) bpf_link__destroy(l);
   links_.clear();
-  for (int fd : link_fds_) close(fd);
-  link_fds_.clear();
 }
-
-namespace {
-
-std::string hook_name(const bpf_program* prog)
-{
-  std::string sec = bpf_program__section_name(prog);
-  return sec;
-}
-
-}  // namespace
 
 layer_report layer::attach()
 {
   layer_report r{std::string(name()), std::string(category()), true, {}, {}};
   bpf_program* prog;
-  bpf_object__for_each_program(prog, object())
+  bpf_object__for_each_program(prog, skel_->obj)
   {
     // Iterators are not hooks: a layer runs them itself (run_task_iterator).
-    if (!bpf_program__autoload(prog) || bpf_program__expected_attach_type(prog) == BPF_TRACE_ITER)
+    if (!owns(prog) || !bpf_program__autoload(prog) ||
+        bpf_program__expected_attach_type(prog) == BPF_TRACE_ITER)
       continue;
+    std::string hook = bpf_program__section_name(prog);
     bpf_link* link = bpf_program__attach(prog);
     if (!link) {
       r.live = false;
       if (!r.why.empty())
         r.why += "; ";
-      r.why += hook_name(prog) + ": " + std::strerror(errno);
+      r.why += hook + ": " + std::strerror(errno);
       continue;
     }
     links_.push_back(link);
-    r.hooks.push_back(hook_name(prog));
+    r.hooks.push_back(hook);
   }
   return r;
 }
@@ -79,7 +89,7 @@ result<> run_task_iterator(bpf_program* prog, std::string_view what)
   return {};
 }
 
-uint64_t skipped_runs(bpf_object* obj)
+uint64_t skipped_runs(bpf_object* obj, std::string_view name)
 {
   uint64_t total = 0;
   bpf_program* prog;
@@ -88,7 +98,7 @@ uint64_t skipped_runs(bpf_object* obj)
     int fd = bpf_program__fd(prog);
     bpf_prog_info info{};
     uint32_t len = sizeof(info);
-    if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+    if (program_of(prog, name) && fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
       total += info.recursion_misses;
   }
   return total;
@@ -96,26 +106,7 @@ uint64_t skipped_runs(bpf_object* obj)
 
 uint64_t layer::skipped_runs()
 {
-  return dc::skipped_runs(object());
-}
-
-result<> reuse_shared_maps(bpf_object* obj, const shared_maps& maps)
-{
-  struct {
-    const char* name;
-    int fd;
-  } shared[] = {{"dc_events", maps.events_fd},      {"dc_traced", maps.traced_fd},
-                {"dc_lost", maps.lost_fd},          {"dc_threads", maps.threads_fd},
-                {"dc_profile", maps.profile_fd},    {"dc_holds", maps.holds_fd},
-                {"dc_hold_gate", maps.hold_gate_fd}};
-  for (const auto& m : shared) {
-    bpf_map* map = bpf_object__find_map_by_name(obj, m.name);
-    if (!map)
-      continue;
-    if (int err = bpf_map__reuse_fd(map, m.fd); err)
-      return fail(std::string("cannot share map ") + m.name + ": " + std::strerror(-err));
-  }
-  return {};
+  return skel_ ? dc::skipped_runs(skel_->obj, name()) : 0;
 }
 
 }  // namespace dc

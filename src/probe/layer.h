@@ -1,6 +1,7 @@
-// A layer is the loader of one BPF object (bpf/<name>.bpf.c); its records are decoded in collect/. Every
-// layer loads onto the maps the session shares (ring, traced set, loss counters) and reports what it
-// attached.
+// A layer is one group of programs of the BPF object (bpf/<name>.bpf.c, all of them in one object,
+// bpf/datacrumbs.bpf.c): the programs named dc_<name>_...; its records are decoded in collect/.
+// The session loads the object with the programs of the layers asked for, then each layer
+// attaches its own and reports what it attached.
 #pragma once
 
 #include <cstdint>
@@ -16,10 +17,10 @@ extern "C" {
 #include "events.h"
 }
 
-struct bpf_object;
 struct bpf_link;
-struct bpf_map;
+struct bpf_object;
 struct bpf_program;
+struct datacrumbs_bpf;
 
 namespace dc {
 
@@ -36,28 +37,18 @@ struct layer_report {
 // kernel (decoded in collect/ like a ring record).
 using page_cache_entry = std::pair<dc_pagecache_key, dc_pagecache_counts>;
 
-struct shared_maps {
-  int events_fd = -1;
-  int traced_fd = -1;
-  int lost_fd = -1;
-  int threads_fd = -1;
-  int profile_fd = -1;
-  int holds_fd = -1;
-  int hold_gate_fd = -1;
-  uint64_t wake_mark = 0;
-  bool hold_new = false;             // user-space probes are attached per process: hold new processes
-  uint64_t profile_interval_ns = 0;  // 0: trace mode (one record per event)
-  uint32_t page_shift = 12;          // log2 of the kernel's page size (sysconf)
-};
-
 class layer {
  public:
   virtual ~layer();
   virtual std::string_view name() const = 0;
   virtual std::string_view category() const = 0;
-  // Opens the object, points its shared maps at `maps`, configures and loads it.
-  virtual result<> load(const shared_maps& maps) = 0;
-  // Attaches every program of the loaded object, one by one.
+  // Whether a program of the object is this layer's: its name starts with dc_<name>_.
+  bool owns(const bpf_program* prog) const;
+  // The object, opened and not loaded yet: the layer's settings (rodata, program types).
+  virtual result<> before_load(datacrumbs_bpf&) { return {}; }
+  // The object, loaded with this layer's programs (kept for attach and detach): fills its maps.
+  result<> loaded(datacrumbs_bpf& skel);
+  // Attaches every program of the layer, one by one.
   virtual layer_report attach();
   // Detaches every program; in-flight runs have finished when it returns.
   virtual void detach();
@@ -69,26 +60,39 @@ class layer {
   uint64_t skipped_runs();
 
  protected:
-  virtual bpf_object* object() = 0;
+  virtual result<> after_load(datacrumbs_bpf&) { return {}; }
+  // The loaded object (null before loaded()).
+  datacrumbs_bpf* skel() const { return skel_; }
   void add_link(bpf_link* link) { links_.push_back(link); }
-  void add_link_fd(int fd) { link_fds_.push_back(fd); }  // a link libbpf does not know (uprobe_multi)
 
  private:
+  datacrumbs_bpf* skel_ = nullptr;
   std::vector<bpf_link*> links_;
-  std::vector<int> link_fds_;
 };
+
+// A layer that is only its name and category: its programs need nothing else.
+class plain_layer final : public layer {
+ public:
+  plain_layer(std::string_view name, std::string_view category) : name_(name), category_(category) {}
+  std::string_view name() const override { return name_; }
+  std::string_view category() const override { return category_; }
+
+ private:
+  std::string_view name_, category_;
+};
+
+// Whether prog's name starts with dc_<name>_ (the programs of layer `name`, or of the process
+// tracker, "process").
+bool program_of(const bpf_program* prog, std::string_view name);
 
 // Runs a task iterator program once over every task (reading the iterator runs it); `what`
 // names its purpose in the error.
 result<> run_task_iterator(bpf_program* prog, std::string_view what);
 
-// Sum of the kernel's recursion misses over every program of an object.
-uint64_t skipped_runs(bpf_object* obj);
+// Sum of the kernel's recursion misses over the loaded programs of `obj` named dc_<name>_...
+uint64_t skipped_runs(bpf_object* obj, std::string_view name);
 
-// Points an object's copy of the shared maps at the session's maps before load.
-result<> reuse_shared_maps(bpf_object* obj, const shared_maps& maps);
-
-// Every layer, in the order they load.
+// Every layer, in the order they are reported.
 std::vector<std::unique_ptr<layer>> make_layers();
 
 // Ok when every name is a layer's; the error names the first that is not, and the choices.

@@ -3,21 +3,18 @@
 #include <regex>
 
 #include "core/category.h"
-#include "block.skel.h"
-#include "net.skel.h"
-#include "probe/skeleton_layer.h"
 
 namespace dc {
 
 // Layers whose loaders are only their names.
 std::unique_ptr<layer> make_block_layer()
 {
-  return std::make_unique<plain_layer<DC_SKELETON_LAYER(block)>>("block", category::block);
+  return std::make_unique<plain_layer>("block", category::block);
 }
 
 std::unique_ptr<layer> make_net_layer()
 {
-  return std::make_unique<plain_layer<DC_SKELETON_LAYER(net)>>("net", category::net);
+  return std::make_unique<plain_layer>("net", category::net);
 }
 
 std::vector<std::unique_ptr<layer>> make_layers()

@@ -1,17 +1,17 @@
 // The page-cache layer's loader (bpf/pagecache.bpf.c) and the reader of its in-kernel counts.
+#include <cstring>
+
 #include <bpf/bpf.h>
 
 #include "core/category.h"
-#include "pagecache.skel.h"
+#include "datacrumbs.skel.h"
 #include "probe/layers.h"
-#include "probe/skeleton_layer.h"
 
 namespace dc {
 
 namespace {
 
-class pagecache_layer final
-    : public skeleton_layer<pagecache_bpf, pagecache_bpf__open, pagecache_bpf__load, pagecache_bpf__destroy> {
+class pagecache_layer final : public layer {
  public:
   std::string_view name() const override { return "pagecache"; }
   std::string_view category() const override { return category::pagecache; }
@@ -33,7 +33,7 @@ class pagecache_layer final
   }
 
  protected:
-  result<> after_load(pagecache_bpf& skel) override
+  result<> after_load(datacrumbs_bpf& skel) override
   {
     map_fd_ = bpf_map__fd(skel.maps.dc_pagecache);
     return {};

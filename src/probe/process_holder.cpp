@@ -19,6 +19,10 @@ result<std::unique_ptr<process_holder>> process_holder::start(int holds_fd, user
   h->ring_ = ring_buffer__new(holds_fd, &process_holder::on_record, h.get(), nullptr);
   if (!h->ring_)
     return fail(std::string("cannot open the hold ring: ") + std::strerror(errno));
+  auto wait = wakeable_wait::on(ring_buffer__epoll_fd(h->ring_));
+  if (!wait)
+    return std::unexpected(wait.error());
+  h->wait_.emplace(std::move(*wait));
   h->thread_ = std::thread(&process_holder::loop, h.get());
   return h;
 }
@@ -51,11 +55,15 @@ int process_holder::on_record(void* ctx, void* data, size_t size)
 
 void process_holder::loop()
 {
-  // Holds wake this thread as they come (BPF_RB_FORCE_WAKEUP); the timeout only bounds the
-  // time to notice stop().
+  // Holds wake this thread as they come (BPF_RB_FORCE_WAKEUP), and so does stop().
   while (!stopping_.load(std::memory_order_acquire)) {
-    int polled = ring_buffer__poll(ring_, 100);
-    if (polled >= 0 || polled == -EINTR)
+    int polled = wait_->wait(1000);
+    if (polled > 0) {
+      if (int consumed = ring_buffer__consume(ring_); consumed < 0)
+        note_failure(std::string("cannot read the hold ring: ") + std::strerror(-consumed));
+      continue;
+    }
+    if (polled == 0 || polled == -EINTR)
       continue;
     note_failure(std::string("cannot wait on the hold ring: ") + std::strerror(-polled));
     // Holds are still taken, by reading the ring every 10 ms.
@@ -77,6 +85,8 @@ void process_holder::note_failure(std::string what)
 void process_holder::stop()
 {
   stopping_.store(true, std::memory_order_release);
+  if (wait_)
+    wait_->wake();
   if (thread_.joinable())
     thread_.join();
 }

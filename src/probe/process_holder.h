@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "core/result.h"
+#include "core/wakeable_wait.h"
 #include "probe/uprobe_layer.h"
 
 struct ring_buffer;
@@ -39,6 +41,7 @@ class process_holder {
 
   user_probes& probes_;
   ring_buffer* ring_ = nullptr;
+  std::optional<wakeable_wait> wait_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> failures_{0};
   mutable std::mutex mutex_;

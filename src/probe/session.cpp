@@ -5,18 +5,18 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdarg>
-#include <cstdio>
 #include <algorithm>
 #include <bit>
 #include <chrono>
 #include <iterator>
 #include <cstring>
 #include <thread>
+#include <string>
 
 #include "probe/layers.h"
 #include "probe/system_checks.h"
-#include "process.skel.h"
+#include "datacrumbs.skel.h"
+#include "probe/kernel_object.h"
 
 extern "C" {
 #include "events.h"
@@ -26,21 +26,21 @@ namespace dc {
 
 namespace {
 
-bool g_verbose = false;
 constexpr uint32_t profile_map_entries = 1u << 18;
 
-int libbpf_log(enum libbpf_print_level level, const char* fmt, va_list args)
+// Every layer's name, asked for or not: each program of the object belongs to one of them (or
+// to the process tracker).
+std::vector<std::string> all_layer_names()
 {
-  (void)level;  // failures surface through our own error values; details only when verbose
-  return g_verbose ? vfprintf(stderr, fmt, args) : 0;
+  std::vector<std::string> names{"uprobe", "beacon"};
+  for (const auto& l : make_layers()) names.emplace_back(l->name());
+  return names;
 }
 
 }  // namespace
 
 result<std::unique_ptr<session>> session::open(const session_options& options)
 {
-  g_verbose = options.verbose;
-  libbpf_set_print(libbpf_log);
   if (auto privileged = check_bpf_privileges(); !privileged)
     return std::unexpected(privileged.error());
   std::unique_ptr<session> s(new session());
@@ -54,9 +54,6 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     s->uprobe_targets_ = *options.uprobes;
   else if (options.config && options.layers.empty())
     s->uprobe_targets_ = plan_uprobes(*options.config, s->notes_);
-  s->maps_.hold_new = !s->uprobe_targets_.empty();
-  if (auto ok = s->open_process_tracking(options); !ok)
-    return std::unexpected(ok.error());
   std::vector<std::string> wanted = options.layers;
   if (wanted.empty() && options.config)
     wanted = kernel_layers_in(*options.config);
@@ -71,13 +68,20 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     layers.push_back(std::move(user));
     wanted.push_back("uprobe");
   }
+  std::erase_if(layers, [&](const std::unique_ptr<layer>& l) {
+    return (!wanted.empty() || options.config || options.uprobes) &&
+           std::ranges::find(wanted, l->name()) == wanted.end();
+  });
+  if (auto loaded = s->load(options, layers); !loaded)
+    return std::unexpected(loaded.error());
   for (auto& l : layers) {
-    if ((!wanted.empty() || options.config || options.uprobes) &&
-        std::ranges::find(wanted, l->name()) == wanted.end())
-      continue;
-    if (auto loaded = l->load(s->maps_); !loaded) {
-      s->reports_.push_back(
-          {std::string(l->name()), std::string(l->category()), false, {}, loaded.error().message});
+    auto refused = std::ranges::find(s->reports_, l->name(), &layer_report::name);
+    if (refused == s->reports_.end()) {
+      if (auto ready = l->loaded(*s->skel_); !ready)
+        s->reports_.push_back(
+            {std::string(l->name()), std::string(l->category()), false, {}, ready.error().message});
+    }
+    if (std::ranges::find(s->reports_, l->name(), &layer_report::name) != s->reports_.end()) {
       if (l.get() == s->user_probes_)
         s->user_probes_ = nullptr;
       continue;
@@ -90,12 +94,21 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     s->reports_.push_back(std::move(report));
     s->layers_.push_back(std::move(l));
   }
+  // Reported in the order the layers are listed, those left out among them.
+  const auto names = all_layer_names();
+  std::ranges::stable_sort(s->reports_, {}, [&](const layer_report& r) {
+    return std::ranges::find(names, r.name) - names.begin();
+  });
   // A layer the user asked for by name must be live; otherwise only the system-call layer.
   for (const layer_report& r : s->reports_) {
     bool required = options.layers.empty() ? r.name == "syscall" : true;
     if (required && !r.live)
       return fail("layer '" + r.name + "' could not attach: " + r.why);
   }
+  // Without a live user-space layer no one would continue a held process: hold none.
+  if (!s->user_probes_ && s->maps_.hold_new)
+    if (auto gate = s->set_hold_gate(false); !gate)
+      return std::unexpected(gate.error());
   if (s->user_probes_) {
     auto holder = process_holder::start(s->maps_.holds_fd, *s->user_probes_);
     if (!holder)
@@ -105,39 +118,38 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
   return s;
 }
 
-result<> session::open_process_tracking(const session_options& options)
+result<> session::load(const session_options& options, const std::vector<std::unique_ptr<layer>>& layers)
 {
-  process_ = process_bpf__open();
-  if (!process_)
-    return fail(std::string("cannot open the process BPF object: ") + std::strerror(errno));
+  maps_.hold_new = !uprobe_targets_.empty();
   maps_.wake_mark = options.ring_bytes / 4;
-  process_->rodata->dc_wake_mark = maps_.wake_mark;
-  process_->rodata->dc_hold_new = maps_.hold_new;
-  maps_.page_shift = static_cast<uint32_t>(std::countr_zero(static_cast<uint64_t>(sysconf(_SC_PAGESIZE))));
-  process_->rodata->dc_page_shift = maps_.page_shift;
   maps_.profile_interval_ns = options.profile_interval_ns;
-  process_->rodata->dc_profile_interval_ns = maps_.profile_interval_ns;
-  // About three intervals are in the map at once; an event that finds no room is counted lost.
-  uint32_t profile_entries = maps_.profile_interval_ns ? profile_map_entries : 1;
-  if (int err = bpf_map__set_max_entries(process_->maps.dc_profile, profile_entries); err)
-    return fail(std::string("cannot size the profile map: ") + std::strerror(-err));
-  if (int err = bpf_map__set_max_entries(process_->maps.dc_events, static_cast<uint32_t>(options.ring_bytes));
-      err)
-    return fail(std::string("cannot size the event ring: ") + std::strerror(-err));
-  if (int err = process_bpf__load(process_); err)
-    return fail(std::string("cannot load the process-tracking BPF programs: ") + std::strerror(-err));
-  maps_.events_fd = bpf_map__fd(process_->maps.dc_events);
-  maps_.traced_fd = bpf_map__fd(process_->maps.dc_traced);
-  maps_.lost_fd = bpf_map__fd(process_->maps.dc_lost);
-  maps_.threads_fd = bpf_map__fd(process_->maps.dc_threads);
-  maps_.profile_fd = bpf_map__fd(process_->maps.dc_profile);
-  maps_.holds_fd = bpf_map__fd(process_->maps.dc_holds);
-  maps_.hold_gate_fd = bpf_map__fd(process_->maps.dc_hold_gate);
+  object_settings settings{
+      options.ring_bytes,
+      maps_.wake_mark,
+      maps_.hold_new,
+      maps_.profile_interval_ns,
+      maps_.profile_interval_ns ? profile_map_entries : 1,
+      options.verbose,
+      static_cast<uint32_t>(std::countr_zero(static_cast<uint64_t>(sysconf(_SC_PAGESIZE))))};
+  auto object = load_object(settings, layers, all_layer_names());
+  if (!object)
+    return std::unexpected(object.error());
+  skel_ = object->skel;
+  reports_ = std::move(object->refused);
+  maps_.events_fd = bpf_map__fd(skel_->maps.dc_events);
+  maps_.traced_fd = bpf_map__fd(skel_->maps.dc_traced);
+  maps_.lost_fd = bpf_map__fd(skel_->maps.dc_lost);
+  maps_.threads_fd = bpf_map__fd(skel_->maps.dc_threads);
+  maps_.profile_fd = bpf_map__fd(skel_->maps.dc_profile);
+  maps_.holds_fd = bpf_map__fd(skel_->maps.dc_holds);
+  maps_.hold_gate_fd = bpf_map__fd(skel_->maps.dc_hold_gate);
   if (auto gate = set_hold_gate(maps_.hold_new); !gate)
     return gate;
   bpf_program* prog;
-  bpf_object__for_each_program(prog, process_->obj)
+  bpf_object__for_each_program(prog, skel_->obj)
   {
+    if (!program_of(prog, "process"))
+      continue;
     bpf_link* link = bpf_program__attach(prog);
     if (!link)
       return fail(std::string("cannot attach ") + bpf_program__section_name(prog) + ": " +
@@ -145,6 +157,13 @@ result<> session::open_process_tracking(const session_options& options)
     process_links_.push_back(link);
   }
   return {};
+}
+
+result<> session::flush_profile(uint64_t below_epoch)
+{
+  skel_->bss->dc_profile_flush_below = below_epoch;
+  return run_task_iterator(skel_->progs.dc_process_profile_flush,
+                           "moves threads' profile counters to the map");
 }
 
 result<> session::attach_process(uint32_t pid)
@@ -220,7 +239,7 @@ session::~session()
   holder_.reset();
   layers_.clear();
   for (bpf_link* l : process_links_) bpf_link__destroy(l);
-  process_bpf__destroy(process_);
+  datacrumbs_bpf__destroy(skel_);
 }
 
 std::vector<page_cache_entry> session::page_cache_counts()
@@ -257,7 +276,7 @@ loss_counts session::losses()
     for (uint64_t v : per_cpu) sum += v;
     total.kernel[kind] = sum;
   }
-  total.skipped = skipped_runs(process_->obj);
+  total.skipped = skipped_runs(skel_->obj, "process");
   for (const auto& l : layers_) total.skipped += l->skipped_runs();
   return total;
 }

@@ -14,7 +14,7 @@
 #include "probe/uprobe_layer.h"
 #include "core/loss_counts.h"
 
-struct process_bpf;
+struct datacrumbs_bpf;
 
 namespace dc {
 
@@ -28,6 +28,20 @@ struct session_options {
   uint64_t profile_interval_ns = 0;  // profile mode: count events per interval in the kernel
 };
 
+// The maps of the object that user space reads and writes, and the settings they were made with.
+struct shared_maps {
+  int events_fd = -1;
+  int traced_fd = -1;
+  int lost_fd = -1;
+  int threads_fd = -1;
+  int profile_fd = -1;
+  int holds_fd = -1;
+  int hold_gate_fd = -1;
+  uint64_t wake_mark = 0;
+  bool hold_new = false;             // user-space probes are attached per process: hold new processes
+  uint64_t profile_interval_ns = 0;  // 0: trace mode (one record per event)
+};
+
 class session {
  public:
   static result<std::unique_ptr<session>> open(const session_options& options);
@@ -37,6 +51,9 @@ class session {
   // Profile mode: the map of per-interval counters, and the interval; -1 and 0 in trace mode.
   int profile_fd() const { return maps_.profile_interval_ns ? maps_.profile_fd : -1; }
   uint64_t profile_interval_ns() const { return maps_.profile_interval_ns; }
+  // Profile mode: moves the counters threads coalesce in their own state for intervals before
+  // `below_epoch` into the profile map (bpf/profile.bpf.h); call from one thread at a time.
+  result<> flush_profile(uint64_t below_epoch);
   // Traces pid from its next exec on.
   result<> arm(uint32_t pid);
   void disarm(uint32_t pid);
@@ -60,13 +77,15 @@ class session {
 
  private:
   session() = default;
-  result<> open_process_tracking(const session_options& options);
+  // Loads the object with the programs of `layers` and the process tracker's, and attaches the
+  // latter; the layers the kernel refused are reported.
+  result<> load(const session_options& options, const std::vector<std::unique_ptr<layer>>& layers);
   result<> set_hold_gate(bool open);
   // Stops holding new processes and continues every one still held (idempotent); the error
   // says the gate could not be closed (processes forking later may stay stopped).
   result<> release_holds();
 
-  process_bpf* process_ = nullptr;
+  datacrumbs_bpf* skel_ = nullptr;
   user_probes* user_probes_ = nullptr;  // owned by layers_
   std::unique_ptr<process_holder> holder_;
   bool first_attached_ = false;

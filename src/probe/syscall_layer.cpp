@@ -1,30 +1,30 @@
 // The system-call layer's loader: fills the spec map from the syscall table.
+#include <cstring>
+
 #include <bpf/bpf.h>
 
 #include "core/category.h"
 #include "core/syscall_table.h"
 #include "probe/layers.h"
-#include "probe/skeleton_layer.h"
-#include "syscall.skel.h"
+#include "datacrumbs.skel.h"
 
 namespace dc {
 
 namespace {
 
-class syscall_layer final
-    : public skeleton_layer<syscall_bpf, syscall_bpf__open, syscall_bpf__load, syscall_bpf__destroy> {
+class syscall_layer final : public layer {
  public:
   std::string_view name() const override { return "syscall"; }
   std::string_view category() const override { return category::posix; }
 
   result<> flush_stages() override
   {
-    return skel() ? run_task_iterator(skel()->progs.dc_flush_stages, "sends staged syscall records")
+    return skel() ? run_task_iterator(skel()->progs.dc_syscall_flush, "sends staged syscall records")
                   : result<>{};
   }
 
  protected:
-  result<> after_load(syscall_bpf& skel) override
+  result<> after_load(datacrumbs_bpf& skel) override
   {
     int specs = bpf_map__fd(skel.maps.dc_specs);
     for (const syscall_info& s : traced_syscalls()) {

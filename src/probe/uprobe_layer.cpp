@@ -21,9 +21,8 @@
 #include "core/function_table.h"
 #include "core/user_regex.h"
 #include "explore/elf_symbols.h"
-#include "probe/skeleton_layer.h"
+#include "datacrumbs.skel.h"
 #include "probe/uprobe_links.h"
-#include "uprobe.skel.h"
 
 extern "C" {
 #include "events.h"
@@ -33,8 +32,7 @@ namespace dc {
 
 namespace {
 
-class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, uprobe_bpf__load,
-                                                 uprobe_bpf__destroy, user_probes> {
+class uprobe_layer final : public user_probes {
  public:
   explicit uprobe_layer(std::vector<uprobe_target> targets) : targets_(std::move(targets))
   {
@@ -92,7 +90,7 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
     }
     for (const auto& [binary, sites] : usdt_) {
       std::vector<uint64_t> refused;  // a USDT site is a nop: the kernel does not refuse it
-      if (int err = link_probe_set(bpf_program__fd(skel()->progs.dc_usdt_hit), binary, sites, false, tgid,
+      if (int err = link_probe_set(bpf_program__fd(skel()->progs.dc_uprobe_usdt), binary, sites, false, tgid,
                                    fds, refused)) {
         for (int f : fds) close(f);
         return fail("cannot attach the USDT probes of " + binary + " for process " + std::to_string(tgid) +
@@ -149,15 +147,16 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
     layer::detach();
   }
 
- protected:
-  result<> before_load(uprobe_bpf& skel) override
+  result<> before_load(datacrumbs_bpf& skel) override
   {
-    for (bpf_program* p : {skel.progs.dc_uprobe_enter, skel.progs.dc_uprobe_return, skel.progs.dc_usdt_hit})
+    for (bpf_program* p :
+         {skel.progs.dc_uprobe_enter, skel.progs.dc_uprobe_return, skel.progs.dc_uprobe_usdt})
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(trace_uprobe_multi));
     return {};
   }
 
-  result<> after_load(uprobe_bpf& skel) override
+ protected:
+  result<> after_load(datacrumbs_bpf& skel) override
   {
     int specs = bpf_map__fd(skel.maps.dc_uprobe_specs);
     if (targets_.size() > bpf_map__max_entries(skel.maps.dc_uprobe_specs))
@@ -167,6 +166,8 @@ class uprobe_layer final : public skeleton_layer<uprobe_bpf, uprobe_bpf__open, u
       dc_uprobe_spec spec{};
       spec.str_arg = info ? info->str_arg : -1;
       spec.item_size_arg = info ? info->item_size_arg : -1;
+      spec.deref_arg = info && info->deref_when != deref::none ? info->deref_arg : -1;
+      spec.deref_at_return = info && info->deref_when == deref::at_return ? 1 : 0;
       if (bpf_map_update_elem(specs, &i, &spec, BPF_ANY) != 0)
         return fail(std::string("cannot fill the uprobe spec map: ") + std::strerror(errno));
     }

@@ -23,6 +23,7 @@ pfw_writer::pfw_writer(gzip_member_writer out, std::string host, uint32_t root_p
       root_pid_(root_pid),
       last_flush_(std::chrono::steady_clock::now())
 {
+  span_args_ = ",\"ph\":\"X\",\"args\":{\"hhash\":" + std::to_string(hhash_);
   std::string& b = out_.buffer();
   b.append("[\n");
   begin_metadata("HH", root_pid_, root_pid_, now_epoch_us());
@@ -65,7 +66,10 @@ void pfw_writer::write_clock(const host_clock& clock)
 void pfw_writer::write_file_hash(uint64_t hash, const trace_names& names, uint32_t pid, uint32_t tid,
                                  uint64_t ts_us)
 {
-  if (hash == 0 || !written_hashes_.insert(hash).second)
+  if (hash == 0 || hash == last_hash_)
+    return;
+  last_hash_ = hash;
+  if (!written_hashes_.insert(hash).second)
     return;
   const std::string* path = names.names.find(hash);
   begin_metadata("FH", pid, tid, ts_us);
@@ -80,10 +84,12 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
   std::string& b = out_.buffer();
   auto proc = names.processes.find(ev.pid);
   bool known = proc != names.processes.end();
-  uint64_t cmd_hash = known ? string_hash(proc->second.command) : 0;
-  // Named again when it changed: a process seen before its exec is renamed by it.
-  if (auto [at, added] = named_pids_.try_emplace(ev.pid, cmd_hash); added || at->second != cmd_hash) {
-    at->second = cmd_hash;
+  // Named again when it changed: a process seen before its exec is renamed by it. Compared, not
+  // hashed: a command line is hashed only when it is written (hashing it per event cost 3 %).
+  auto [named, added] = named_pids_.try_emplace(ev.pid);
+  if (added || named->second.known != known || (known && named->second.command != proc->second.command)) {
+    named->second = {known, known ? proc->second.command : std::string()};
+    uint64_t cmd_hash = known ? string_hash(proc->second.command) : 0;
     // The command line goes in an SH (string hash) line; process_name refers to it.
     if (known) {
       begin_metadata("SH", ev.pid, ev.pid, ev.ts_us);
@@ -113,9 +119,8 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
     comm = t != proc->second.threads.end() ? std::string_view(t->second.comm)
                                            : std::string_view(proc->second.comm);
   }
-  if (auto [at, added] = named_tids_.try_emplace(ev.tid, string_hash(comm));
-      added || at->second != string_hash(comm)) {
-    at->second = string_hash(comm);
+  if (auto [at, added_tid] = named_tids_.try_emplace(ev.tid, comm); added_tid || at->second != comm) {
+    at->second = comm;
     begin_metadata("thread_name", ev.pid, ev.tid, ev.ts_us);
     append_string_field(b, "name", comm);
     b.append("}}\n");
@@ -179,39 +184,54 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
     return;
   }
   uint32_t tid = track_of(ev);
-  std::string& b = out_.buffer();
-  b.push_back('{');
+  // The line is written in place into room for its longest form: its fixed keys and up to nine
+  // numbers, its strings escaped at worst, and its args.
+  size_t most = 320 + span_args_.size() + json_string_bound(ev.name) + json_string_bound(ev.category);
+  for (uint8_t i = 0; i < ev.arg_count; ++i) most += ev.args[i].key.size() + 4 + json_int_bound;
+  for (uint8_t i = 0; i < ev.text_count; ++i)
+    most += ev.texts[i].first.size() + 4 + json_string_bound(ev.texts[i].second);
   // Kernel ids are >= 2^30 (tid << 30), so they never meet the writer's own small ids.
-  append_field(b, "id", ev.level ? ev.id : next_id_++, true);
-  append_string_field(b, "name", ev.name);
-  append_string_field(b, "cat", ev.category);
-  append_field(b, "pid", ev.pid);
-  append_field(b, "tid", tid);
-  append_field(b, "ts", ev.ts_us);
-  append_field(b, "dur", ev.dur_us);
-  b.append(",\"ph\":\"X\",\"args\":{");
-  append_field(b, "hhash", hhash_, true);
-  if (tid != ev.tid) {
-    // On a lane: the thread it was done for, and the call that asked for it (on that thread's
-    // track), in place of level and p_idx, which name a parent on the track they are drawn on.
-    append_field(b, "submit_tid", ev.tid);
-    if (ev.level)
-      append_field(b, "submit_id", ev.parent);
-  } else if (ev.level) {
-    append_field(b, "level", ev.level);
-    append_field(b, "p_idx", ev.parent);
-  }
-  for (uint8_t i = 0; i < ev.arg_count; ++i) {
-    append_field(b, ev.args[i].key, ev.args[i].value);
-  }
-  for (uint8_t i = 0; i < ev.text_count; ++i) {
-    append_string_field(b, ev.texts[i].first, ev.texts[i].second);
-  }
-  if (ev.fhash)
-    append_field(b, "fhash", ev.fhash);
-  if (ev.fhash2)
-    append_field(b, "fhash2", ev.fhash2);
-  b.append("}}\n");
+  uint64_t id = ev.level ? ev.id : next_id_++;
+  append_line(out_.buffer(), most, [&](char* p) {
+    auto key = [&](std::string_view k) {  // ,"k":
+      *p++ = ',';
+      *p++ = '"';
+      p = put_raw(p, k);
+      *p++ = '"';
+      *p++ = ':';
+    };
+    p = put_int(put_raw(p, "{\"id\":"), id);
+    p = put_json_string(put_raw(p, ",\"name\":"), ev.name);
+    p = put_json_string(put_raw(p, ",\"cat\":"), ev.category);
+    p = put_int(put_raw(p, ",\"pid\":"), ev.pid);
+    p = put_int(put_raw(p, ",\"tid\":"), tid);
+    p = put_int(put_raw(p, ",\"ts\":"), ev.ts_us);
+    p = put_int(put_raw(p, ",\"dur\":"), ev.dur_us);
+    p = put_raw(p, span_args_);
+    if (tid != ev.tid) {
+      // On a lane: the thread it was done for, and the call that asked for it (on that thread's
+      // track), in place of level and p_idx, which name a parent on the track they are drawn on.
+      p = put_int(put_raw(p, ",\"submit_tid\":"), ev.tid);
+      if (ev.level)
+        p = put_int(put_raw(p, ",\"submit_id\":"), ev.parent);
+    } else if (ev.level) {
+      p = put_int(put_raw(p, ",\"level\":"), ev.level);
+      p = put_int(put_raw(p, ",\"p_idx\":"), ev.parent);
+    }
+    for (uint8_t i = 0; i < ev.arg_count; ++i) {
+      key(ev.args[i].key);
+      p = put_int(p, ev.args[i].value);
+    }
+    for (uint8_t i = 0; i < ev.text_count; ++i) {
+      key(ev.texts[i].first);
+      p = put_json_string(p, ev.texts[i].second);
+    }
+    if (ev.fhash)
+      p = put_int(put_raw(p, ",\"fhash\":"), ev.fhash);
+    if (ev.fhash2)
+      p = put_int(put_raw(p, ",\"fhash2\":"), ev.fhash2);
+    return put_raw(p, "}}\n");
+  });
   ++events_;
 }
 

@@ -93,9 +93,16 @@ class pfw_writer {
   uint64_t events_ = 0;
   uint64_t counters_ = 0;
   std::chrono::steady_clock::time_point last_flush_;
+  // What a process was named with: renamed when its command changes (or it becomes known).
+  struct named_process {
+    bool known = false;
+    std::string command;
+  };
   std::unordered_set<uint64_t> written_hashes_;
-  std::unordered_map<uint32_t, uint64_t> named_pids_;  // pid -> hash of the command it was named with
-  std::unordered_map<uint32_t, uint64_t> named_tids_;  // tid -> hash of the name it was given
+  uint64_t last_hash_ = 0;  // in written_hashes_: most events name the file the one before named
+  std::unordered_map<uint32_t, named_process> named_pids_;
+  std::unordered_map<uint32_t, std::string> named_tids_;  // tid -> the name it was given
+  std::string span_args_;  // ,"ph":"X","args":{"hhash":H: the same on every span
   lane_table lanes_;
   thread_order order_;
   std::string series_;  // a counter's series id, reused

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -171,7 +173,9 @@ std::vector<snapshot_line> directory_snapshot(const std::string& given, std::str
   bool truncated = false;
   std::error_code ec;
   struct stat top {};
-  if (lstat(dir.c_str(), &top) != 0 || !S_ISDIR(top.st_mode)) {
+  if (lstat(dir.c_str(), &top) != 0) {
+    problem = errno == ENOENT ? "no such file or directory" : std::strerror(errno);
+  } else if (!S_ISDIR(top.st_mode)) {
     problem = "not a directory";
   } else {
     fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string_view>
@@ -175,13 +176,31 @@ result<> write_trace_index(const std::string& trace_path, std::span<const gzip_m
   struct stat st {};
   if (trace.fd < 0 || fstat(trace.fd, &st) != 0)
     return fail("trace index: cannot open '" + trace_path + "': " + std::strerror(errno));
-  std::string tmp = index_path + ".tmp";
-  ::unlink(tmp.c_str());
+  // A fresh name made with O_EXCL (mkstemp) beside the index, and SQLite told to open only that
+  // file and never follow a link: a fixed name in a shared directory could be a planted symlink.
+  std::string tmp = index_path + ".XXXXXX";
+  int made = ::mkstemp(tmp.data());
+  if (made < 0)
+    return fail("trace index: cannot create a temporary file for '" + index_path +
+                "': " + std::strerror(errno));
+  // The index belongs to whoever owns the trace, with its mode: the daemon (root) gives the trace
+  // to the traced user, and an index left root's would be the one file of the run they do not own.
+  bool closed =
+      ::fchmod(made, st.st_mode & 0666) == 0 && (geteuid() != 0 || ::fchown(made, st.st_uid, st.st_gid) == 0);
+  closed = ::close(made) == 0 && closed;
+  if (!closed) {
+    ::unlink(tmp.c_str());
+    return fail("trace index: cannot prepare '" + tmp + "': " + std::strerror(errno));
+  }
   sqlite3* raw = nullptr;
-  int opened = sqlite3_open_v2(tmp.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  int opened = sqlite3_open_v2(tmp.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, nullptr);
   std::unique_ptr<sqlite3, db_closer> db(raw);
-  if (opened != SQLITE_OK)
-    return fail("trace index: cannot create '" + tmp + "': " + (raw ? sqlite3_errmsg(raw) : "out of memory"));
+  if (opened != SQLITE_OK) {
+    std::string why = raw ? sqlite3_errmsg(raw) : "out of memory";
+    db.reset();
+    ::unlink(tmp.c_str());
+    return fail("trace index: cannot create '" + tmp + "': " + why);
+  }
   char resolved[PATH_MAX];
   std::string compressed_file = realpath(trace_path.c_str(), resolved) ? resolved : trace_path;
   result<> done = exec(

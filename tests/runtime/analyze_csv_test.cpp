@@ -150,6 +150,17 @@ TEST_F(analyze_csv_test, per_event_and_report_tables_match_the_trace)
   EXPECT_EQ(series.size(), bins);
   EXPECT_EQ(csv_bytes, json_bytes);
   EXPECT_EQ(csv_records(read_csv(csv + "/files.csv")).size(), report["files"].size());
+  // Amplification (no --system label): the run's row, and every process named host:pid.
+  records amp = csv_records(read_csv(csv + "/amplification.csv"));
+  ASSERT_EQ(amp.size(), 1u + report["amplification"]["systems"].size());
+  EXPECT_EQ(amp[0]["system"], "(run)");
+  EXPECT_EQ(amp[0]["sys_write_bytes"], report["amplification"]["total"]["sys_write_bytes"].dump());
+  EXPECT_EQ(amp[0]["BLK_W"], report["amplification"]["total"]["BLK_W"].dump());
+  records amp_procs = csv_records(read_csv(csv + "/amplification_processes.csv"));
+  ASSERT_EQ(amp_procs.size(), report["amplification"]["processes"].size());
+  for (size_t i = 0; i < amp_procs.size(); ++i)
+    EXPECT_EQ(amp_procs[i]["process"], report["amplification"]["processes"][i]["host"].get<std::string>() +
+                                           ":" + report["amplification"]["processes"][i]["pid"].dump());
   for (const char* t :
        {"amplification.csv", "page_cache.csv", "heatmap.csv", "diagnostics.csv", "snapshots/system.csv"})
     EXPECT_NO_THROW(read_csv(csv + "/" + t)) << t;

@@ -1,4 +1,4 @@
-// datacrumbs analyze on traces of real runs: its layer breakdown and counts must equal the
+// datacrumbs analyze on traces of real runs: its layer breakdown, amplification and counts must equal the
 // run's own summary exactly, in trace mode and in profile mode, and its partial must merge to
 // the same report.
 #include <string>
@@ -44,6 +44,46 @@ struct analyze_runtime : runtime_test {
     EXPECT_GT(compared, 5u);
   }
 
+  // The amplification section against the summary's: the run's bytes per layer and direction,
+  // R_AMP and W_AMP, every file's bytes and calls per layer, every process's bytes.
+  void expect_amplification_equal(const nlohmann::json& summary, const nlohmann::json& report)
+  {
+    const nlohmann::json& amp = report["amplification"];
+    const nlohmann::json& bytes = summary["amplification"]["bytes"];
+    auto of = [](const nlohmann::json& b, const char* layer, const char* way) -> uint64_t {
+      return b.contains(layer) ? b[layer][way].get<uint64_t>() : 0;
+    };
+    for (auto [row, layer] : {std::pair{"sys", "POSIX"}, {"vfs", "FS"}, {"blk", "BLOCK"}}) {
+      EXPECT_EQ(amp["total"][std::string(row) + "_read_bytes"], of(bytes, layer, "read")) << layer;
+      EXPECT_EQ(amp["total"][std::string(row) + "_write_bytes"], of(bytes, layer, "write")) << layer;
+    }
+    EXPECT_EQ(amp["total"]["R_AMP"], summary["amplification"]["read"]);
+    EXPECT_EQ(amp["total"]["W_AMP"], summary["amplification"]["write"]);
+    size_t files = 0;
+    for (const auto& f : amp["files"]) {
+      const std::string name = f["file"];
+      ASSERT_TRUE(summary["files"].contains(name)) << name;
+      const auto& sf = summary["files"][name];
+      for (const char* l : {"POSIX", "FS", "BLOCK"})
+        for (const char* k : {"read_bytes", "write_bytes", "reads", "writes"})
+          EXPECT_EQ(f.contains(l) ? f[l][k].get<uint64_t>() : 0,
+                    sf.contains(l) ? sf[l][k].get<uint64_t>() : 0)
+              << name << " " << l << " " << k;
+      ++files;
+    }
+    EXPECT_EQ(files, summary["files"].size());
+    size_t processes = 0;
+    for (const auto& p : amp["processes"]) {
+      const auto& sp = summary["processes"][p["pid"].dump()]["amplification"]["bytes"];
+      for (auto [row, layer] : {std::pair{"sys", "POSIX"}, {"vfs", "FS"}, {"blk", "BLOCK"}}) {
+        EXPECT_EQ(p[std::string(row) + "_read_bytes"], of(sp, layer, "read")) << p["pid"] << " " << layer;
+        EXPECT_EQ(p[std::string(row) + "_write_bytes"], of(sp, layer, "write")) << p["pid"] << " " << layer;
+      }
+      ++processes;
+    }
+    EXPECT_GE(processes, 1u);
+  }
+
   void expect_merge_of_partial_equal(const nlohmann::json& report)
   {
     std::string cmd = std::string(DATACRUMBS_BIN) + " analyze --merge " +
@@ -78,6 +118,10 @@ TEST_F(analyze_runtime, DdTraceLayersEqualTheRunSummary)
     if (l["layer"] == "POSIX")
       posix += l["bytes"].get<uint64_t>();
   EXPECT_EQ(series, posix);
+  // Amplification: dd wrote 300 × 4 KiB to f, with fsync: they reached the device.
+  expect_amplification_equal(run.summary, report);
+  EXPECT_GE(report["amplification"]["total"]["sys_write_bytes"].get<uint64_t>(), 300u * 4096);
+  EXPECT_GE(report["amplification"]["total"]["blk_write_bytes"].get<uint64_t>(), 300u * 4096);
   expect_merge_of_partial_equal(report);
 }
 
@@ -91,6 +135,7 @@ TEST_F(analyze_runtime, ProfileModeCountersEqualTheRunSummary)
   nlohmann::json report = analyze(dir / "trace.pfw.gz");
   expect_layers_equal(run.summary, report);
   EXPECT_EQ(report["run"]["counters"], run.summary["events"]["counters"]);
+  expect_amplification_equal(run.summary, report);
   expect_merge_of_partial_equal(report);
 }
 

@@ -3,7 +3,9 @@
 
 Traces three different real `datacrumbs run` runs (root: it loads BPF), analyzes their
 directory once with `datacrumbs analyze` and once with `datacrumbs-dask` on a LocalCluster of
-two worker processes (one part per trace), and compares the JSON reports and the text reports exactly.
+two worker processes (one part per trace), and compares the JSON reports, the text reports and
+the --csv directories (per-event tables of every trace, under the same names even where two
+traces share a file name, and the report's tables) exactly.
 Usage: dask_test.py DATACRUMBS_BIN DATACRUMBS_DASK_LAUNCHER
 """
 
@@ -43,6 +45,17 @@ def differences(a, b, path="$"):
     return [] if a == b else [f"{path}: {a!r} != {b!r}"]
 
 
+def tree(root):
+    """Every file under root: relative path -> bytes."""
+    out = {}
+    for d, _dirs, files in os.walk(root):
+        for f in files:
+            path = os.path.join(d, f)
+            with open(path, "rb") as fh:
+                out[os.path.relpath(path, root)] = fh.read()
+    return out
+
+
 def end_record(trace):
     with gzip.open(trace, "rt") as f:
         for line in f:
@@ -65,16 +78,19 @@ def main():
             ["sh", "-c", f"for i in 1 2 3 4 5; do echo line$i >> {data}/c; done; cat {data}/c; "
                          f"ls -l {data} > /dev/null"],
         ]
+        # Two traces named alike on two hosts: their tables are run-1 and run-1-2.
         paths = [os.path.join(traces, "run-1.pfw.gz"), os.path.join(traces, "run-2.pfw.gz"),
-                 os.path.join(traces, "host-b", "run-3.pfw.gz")]
+                 os.path.join(traces, "host-b", "run-1.pfw.gz")]
         for trace, command in zip(paths, workloads):
             run([tool, "run", "-o", trace, "--snapshot-dir", data, "--", *command])
         events = sum(end_record(t)["events_written"] for t in paths)
 
         single_json, dask_json = os.path.join(tmp, "single.json"), os.path.join(tmp, "dask.json")
-        single = run([tool, "analyze", traces, "--json", single_json])
+        single_csv, dask_csv = os.path.join(tmp, "single-csv"), os.path.join(tmp, "dask-csv")
+        single = run([tool, "analyze", traces, "--json", single_json, "--csv", single_csv])
         env = dict(os.environ, DATACRUMBS_BIN=tool)
-        dask = run([launcher, traces, "--workers", "2", "--parts", "4", "--json", dask_json], env=env)
+        dask = run([launcher, traces, "--workers", "2", "--parts", "4", "--json", dask_json,
+                    "--csv", dask_csv], env=env)
         # Three traces: three parts, one each.
         ran = re.search(r"3 parts ran in (\d+) worker processes", dask.stderr)
         if not ran or int(ran.group(1)) < 2:
@@ -99,7 +115,18 @@ def main():
         if single.stdout != dask.stdout:
             sys.exit("FAIL: the text reports differ:\n--- analyze\n" + single.stdout +
                      "\n--- datacrumbs-dask\n" + dask.stdout)
-        print(f"ok: 3 runs, {events} events, {len(a.get('files', []))} files: "
+        a_csv, b_csv = tree(single_csv), tree(dask_csv)
+        if sorted(a_csv) != sorted(b_csv):
+            sys.exit(f"FAIL: the CSV files differ: only analyze {sorted(set(a_csv) - set(b_csv))}, "
+                     f"only Dask {sorted(set(b_csv) - set(a_csv))}")
+        differing = [name for name in a_csv if a_csv[name] != b_csv[name]]
+        if differing:
+            sys.exit(f"FAIL: CSV files with different contents: {differing}")
+        per_event = [n for n in a_csv if n.startswith("syscall/")]
+        if sorted(per_event) != ["syscall/syscall_run-1-2.csv", "syscall/syscall_run-1.csv",
+                                 "syscall/syscall_run-2.csv"]:
+            sys.exit(f"FAIL: per-event syscall tables {per_event}: one per trace expected")
+        print(f"ok: 3 runs, {events} events, {len(a.get('files', []))} files, {len(a_csv)} CSV files: "
               f"the Dask report equals analyze's ({ran.group(1)} worker processes)")
 
 

@@ -89,5 +89,49 @@ TEST_F(runtime_test, ProfileCountsUserSpaceCallsInTheKernel)
   EXPECT_EQ(sum_counters(run, "POSIX", "write", out).bytes, (fwrites + 1u) * 3000);
 }
 
+// Run by the test below, traced: preads a file, goes idle, and while idle reads the trace being
+// written (its complete gzip members) for the preads' samples. argv: file, trace, result.
+constexpr const char* idle_reader = R"(import json, os, sys, time, zlib
+path, trace, result = sys.argv[1:]
+fd = os.open(path, os.O_RDONLY)
+for i in range(50):
+    os.pread(fd, 100, i * 100)
+time.sleep(2)
+data, text = open(trace, 'rb').read(), b''
+while data:
+    d = zlib.decompressobj(31)
+    try:
+        out = d.decompress(data)
+    except zlib.error:
+        break
+    if not d.eof:
+        break
+    text, data = text + out, d.unused_data
+lines = [json.loads(l.rstrip(',')) for l in text.decode().splitlines() if l.startswith('{')]
+fh = [l['args']['value'] for l in lines if l.get('name') == 'FH' and l['args'].get('name') == path]
+n = sum(l['args']['count'] for l in lines if l.get('ph') == 'C' and l.get('name') == 'pread64'
+        and fh and l.get('fhash') == fh[0])  # a sample's fhash is beside its args
+open(result, 'w').write(str(n))
+)";
+
+TEST_F(runtime_test, ProfileCountsOfAThreadIdleAtAnIntervalsEndAreReadWithThatInterval)
+{
+  // The thread that made the 50 preads is idle (asleep: no traced call) when their 20 ms interval
+  // ends; their counts are held in its per-thread slots (bpf/profile.bpf.h) until the interval-end
+  // flush. Two seconds later, still running, the program finds the samples in the trace
+  // already: the interval was read with every count in it, not at the program's exit.
+  std::string a = dir / "a.bin", script = dir / "idle_reader.py", result = dir / "result.txt";
+  ASSERT_EQ(run_shell("head -c 65536 /dev/zero > " + shell_quote(a)), 0);
+  std::ofstream(script) << idle_reader;
+  auto run = trace_command(dir,
+                           "/usr/bin/python3 " + shell_quote(script) + " " + shell_quote(a) + " " +
+                               shell_quote(dir / "trace.pfw.gz") + " " + shell_quote(result),
+                           "--mode profile --interval-ms 20");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(read_file(result), "50") << "the preads' samples in the trace while their thread was idle";
+  EXPECT_EQ(sum_counters(run, "POSIX", "pread64", a).count, 50u);
+  EXPECT_EQ(run.summary["events"]["lost"], 0);
+}
+
 }  // namespace
 }  // namespace dc::test

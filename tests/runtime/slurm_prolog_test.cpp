@@ -131,10 +131,9 @@ TEST_F(slurm_prolog_test, ANodeWithoutBpfRunsTheJobUntracedAndSaysBpfIsWhy)
       run_shell(in_userns + " " + env(job, cluster->uid, cluster->probes) + script("prolog") + " 2>" + err),
       0)
       << read_file(err);
-  EXPECT_EQ(
-      read_file(file(job, ".off")),
-      "datacrumbs: tracing is off for job " + std::to_string(job) + " on " + short_host_name() +
-          ": the daemon refused: cannot load the process-tracking BPF programs: Operation not permitted\n")
+  EXPECT_EQ(read_file(file(job, ".off")),
+            "datacrumbs: tracing is off for job " + std::to_string(job) + " on " + short_host_name() +
+                ": the daemon refused: cannot load the BPF programs: Operation not permitted\n")
       << read_file(err);
   EXPECT_TRUE(daemons_of(job).empty());
   EXPECT_FALSE(std::filesystem::exists(file(job, ".pid")));

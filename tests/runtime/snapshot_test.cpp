@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -164,9 +165,20 @@ TEST_F(runtime_test, SnapshotOfAMissingDirectorySaysSo)
     ++lines;
     EXPECT_EQ(s["dir"], d);
     EXPECT_EQ(s["total"], 0);
-    EXPECT_EQ(s["error"], "not a directory");
+    EXPECT_EQ(s["error"], "no such file or directory");
   }
   EXPECT_EQ(lines, 2u);  // start and end
+  // A path that exists but is not a directory says that instead.
+  std::string file = dir / "a-file";
+  std::ofstream(file) << "x";
+  auto on_file = trace_command(dir, "true", "--snapshot-dir " + shell_quote(file));
+  ASSERT_EQ(on_file.exit_code, 0) << on_file.err;
+  size_t file_lines = 0;
+  for (const auto& s : snapshots(on_file.trace, "snapshot_files")) {
+    ++file_lines;
+    EXPECT_EQ(s["error"], "not a directory");
+  }
+  EXPECT_EQ(file_lines, 2u);
 }
 
 // The daemon records the system at start and every registering process when the trace first

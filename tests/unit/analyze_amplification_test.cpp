@@ -225,14 +225,14 @@ TEST(AnalyzeCounterSections, AllFourSectionsThroughOnePartial)
   lines.push_back(cache_line(10, 1, {1, 2, 3, 4, 5, 6, 7}));
   lines.push_back(net("send", 10, 100, 80));
   test::feed(all, lines);
-  auto j = all.report(names());
+  auto j = all.report(names(), run_section{});
   EXPECT_EQ(j["amplification"]["total"]["SYS_R"], 6);
   EXPECT_EQ(j["page_cache"]["hits"], 1);
   EXPECT_EQ(j["network"]["bytes_sent"], 100);
   EXPECT_EQ(j["files"].size(), 4u);  // POSIX calls on /data/x, /dev/nvme0n1, /dev/shm/seg, /dev/null
   auto back = counter_sections::from_partial(nlohmann::json::parse(all.partial().dump()));
   ASSERT_TRUE(back.has_value());
-  EXPECT_EQ(back->report(names()), j);
+  EXPECT_EQ(back->report(names(), run_section{}), j);
   j["diagnostics"] = {{{"rule", "small_io"}, {"severity", "warning"}, {"message", "most ops small"}}};
   std::string text = counters_text(j);
   EXPECT_NE(text.find("/data/x"), std::string::npos) << text;

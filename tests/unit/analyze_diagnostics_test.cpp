@@ -58,6 +58,9 @@ TEST(AnalyzeDiagnostics, RandomAccess)
   ASSERT_EQ(rules(found), std::vector<std::string>{"random_access"});
   EXPECT_EQ(found[0]["evidence"]["file"], "/a");
   EXPECT_EQ(found[0]["evidence"]["random"], 51);
+  // Pseudo files re-read at offset 0 (a process polling /proc/self/stat) are not file access.
+  for (const char* pseudo : {"/proc/self/stat", "/sys/fs/cgroup/cpu.max", "/dev/urandom"})
+    EXPECT_EQ(diagnose({{"files", {file(pseudo, 100, 0, 0, 0)}}}), nlohmann::json::array()) << pseudo;
 }
 
 TEST(AnalyzeDiagnostics, MetadataStorm)

@@ -18,6 +18,8 @@ analyze::record trace_line::view(std::vector<analyze::record_arg>& arg_storage,
   r.ts_us = ts_us;
   r.dur_us = dur_us;
   r.id = id;
+  r.p_idx = p_idx;
+  r.level = level;
   r.hhash = hhash;
   r.fhash = fhash;
   r.args = arg_storage;
@@ -48,6 +50,10 @@ trace_line line_from_json(const nlohmann::json& j, analyze::name_map& names)
       l.hhash = v.get<uint64_t>();
     else if (k == "fhash")
       l.fhash = v.get<uint64_t>();
+    else if (k == "p_idx" && v.is_number_integer())
+      l.p_idx = v.get<int64_t>();
+    else if (k == "level" && v.is_number_integer())
+      l.level = v.get<int32_t>();
     else if (v.is_number_integer())
       l.args.emplace_back(k, v.get<int64_t>());
     else if (v.is_string())

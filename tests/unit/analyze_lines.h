@@ -17,6 +17,8 @@ struct trace_line {
   std::string name, cat;
   uint64_t pid = 1, tid = 1;
   int64_t ts_us = 0, dur_us = 0, id = 0;
+  int64_t p_idx = -1;  // args.p_idx, as the trace reader takes it out of args
+  int32_t level = 0;
   uint64_t hhash = 7, fhash = 0;
   std::vector<std::pair<std::string, int64_t>> args;
   std::vector<std::pair<std::string, std::string>> texts;

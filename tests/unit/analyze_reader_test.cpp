@@ -94,7 +94,11 @@ TEST(AnalyzeReader, ATruncatedMemberIsReadUpToItsLastCompleteLine)
   ASSERT_EQ(r.all.inputs.problems.size(), 1u);
   const std::string& p = r.all.inputs.problems[0];
   EXPECT_TRUE(p.starts_with(path + ": truncated gzip member at byte ")) << p;
-  EXPECT_TRUE(p.ends_with(": read up to line " + std::to_string(r.names.size() + 1))) << p;
+  // Line 1 is "[": the events are lines 2 .. names + 1, the next line was cut.
+  EXPECT_TRUE(p.ends_with(": read up to line " + std::to_string(r.names.size() + 1) +
+                          " (its last complete line; line " + std::to_string(r.names.size() + 2) +
+                          " was cut short)"))
+      << p;
 }
 
 TEST(AnalyzeReader, ACorruptMemberIsReportedAndTheNextMembersAreRead)
@@ -117,7 +121,15 @@ TEST(AnalyzeReader, ACorruptMemberIsReportedAndTheNextMembersAreRead)
     return std::any_of(r.all.inputs.problems.begin(), r.all.inputs.problems.end(),
                        [&](const std::string& p) { return p.starts_with(prefix); });
   };
-  EXPECT_TRUE(has(path + ": corrupt gzip member at byte " + std::to_string(a.size()) + " (skipped: "));
+  // Its size is known once the next member is found; what it decoded to before the damage is a
+  // lower bound of the lines lost.
+  EXPECT_TRUE(has(path + ": corrupt gzip member at byte " + std::to_string(a.size()) +
+                  " (skipped: " + std::to_string(b.size()) + " bytes, which decode to at least "));
+  EXPECT_EQ(r.all.inputs.corrupt_members, 1u);
+  EXPECT_GT(r.all.inputs.corrupt_lines_at_least, 0u);
+  EXPECT_LT(r.all.inputs.corrupt_lines_at_least, 390u);
+  EXPECT_EQ(r.all.inputs.unreadable_bytes, b.size() + 13);  // the member and the trailing junk
+  EXPECT_EQ(r.all.inputs.records(), 20u);
   EXPECT_TRUE(has(path + ": 13 bytes at byte " + std::to_string(a.size() + b.size() + c.size()) +
                   " are not gzip (skipped)"));
 }
@@ -145,12 +157,12 @@ TEST(AnalyzeReader, BadLinesAreNamedCountedAndSkipped)
   EXPECT_EQ(skipped(skip_reason::negative_dur), 1u);
   EXPECT_EQ(skipped(skip_reason::not_an_event), 2u);
   EXPECT_EQ(r.all.inputs.lines, 9u);
-  EXPECT_EQ(
-      r.all.inputs.problems,
-      (std::vector<std::string>{path + ":3: not JSON (skipped)", path + ":4: unknown ph \"Q\" (skipped)",
-                                path + ":5: negative ts (skipped)", path + ":6: negative dur (skipped)",
-                                path + ":7: not an event object (skipped)", path + ":8: no \"ph\" (skipped)",
-                                path + ":9: not JSON (skipped)"}));
+  EXPECT_EQ(r.all.inputs.problems,
+            (std::vector<std::string>{
+                path + ":3: not JSON (skipped)", path + ":4: unknown ph \"Q\" (skipped)",
+                path + ":5: negative ts (skipped)", path + ":6: negative dur (skipped)",
+                path + ":7: not an event object (skipped)",
+                path + ":8: not an event object: no \"ph\" (skipped)", path + ":9: not JSON (skipped)"}));
   nlohmann::json report = r.all.report(0);
   EXPECT_EQ(
       report["inputs"]["skipped"],

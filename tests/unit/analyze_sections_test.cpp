@@ -93,6 +93,49 @@ TEST(AnalyzeTimeline, BytesSpreadOverBinsSumExactlyAtEveryWidth)
   }
 }
 
+// The text report holds the time series and heat map themselves (not only "see --json"), grouped
+// into at most 12 columns: 24 bins of 10 ms, two writes of 100 kB per 20 ms column.
+TEST(AnalyzeTimeline, TheTextReportShowsTheSeriesAndTheHeatMap)
+{
+  analyze::analysis a;
+  analyze::record r;
+  r.ph = analyze::phase::complete;
+  r.cat = "POSIX";
+  r.name = "write";
+  r.pid = r.tid = 5;
+  r.hhash = 9;
+  analyze::record_arg ret{"ret", 100'000};
+  r.args = std::span<const analyze::record_arg>(&ret, 1);
+  for (int i = 0; i < 24; ++i) {
+    r.ts_us = 1'000'000 + i * 10'000;
+    a.add(r);
+  }
+  std::string text = analyze::text_report(a.report(10));
+  auto tokens_of_line_after = [&](const std::string& heading, const std::string& first) {
+    size_t at = text.find(heading);
+    EXPECT_NE(at, std::string::npos) << text;
+    at = text.find("\n" + first + " ", at);
+    EXPECT_NE(at, std::string::npos) << text;
+    std::istringstream line(text.substr(at + 1, text.find('\n', at + 1) - at - 1));
+    std::vector<std::string> t;
+    for (std::string w; line >> w;) t.push_back(w);
+    return t;
+  };
+  EXPECT_NE(text.find("time series: 24 bins of 10 ms; in columns of 2 bins (0.02 s) from the first bin"),
+            std::string::npos)
+      << text;
+  std::vector<std::string> mbs = {"POSIX", "2.40"}, ops = {"POSIX", "24"}, heat = {"9:5", "2.40"};
+  for (int c = 0; c < 12; ++c) {
+    mbs.push_back("10");  // 200 kB in 0.02 s
+    ops.push_back("100");
+    heat.push_back("0.20");
+  }
+  EXPECT_EQ(tokens_of_line_after("layer: MB/s", "POSIX"), mbs);
+  EXPECT_EQ(tokens_of_line_after("layer: ops/s", "POSIX"), ops);
+  EXPECT_EQ(tokens_of_line_after("heat map: POSIX MB per process", "9:5"), heat);
+  EXPECT_EQ(text.find("(in --json)"), std::string::npos);
+}
+
 // What a partial round trip and merge give must equal one analysis of all the inputs.
 nlohmann::json merged_report(const std::vector<std::vector<std::string>>& groups, uint64_t bin_ms)
 {
@@ -164,6 +207,35 @@ TEST(AnalyzeDFTracer, Cm1TracesAreReadWithTheirEventCounts)
   }
   EXPECT_EQ(rep["heatmap"]["rows"].size(), 4u);
   EXPECT_EQ(rep["heatmap"]["rows"][2]["process"], "corona173:3537782 (rank 2)");
+}
+
+// Bins are what docs/analyze.md promises: by default about 200 of 1, 2 or 5 × 10^k ms; a
+// requested width as given, rounded up to the base width (10^k ms) only when the run spans more
+// than 16384 base bins of a finer one.
+TEST(AnalyzeTimeline, BinsAreOneTwoOrFiveTimesAPowerOfTenMilliseconds)
+{
+  read_result r = read_all(cm1_files(), 2);
+  double wall_ms = r.all.run.wall_s() * 1000;
+  ASSERT_GT(wall_ms, 100'000);  // cm1 ran about 145 s: 10 ms base bins (14,500 of them)
+  ASSERT_LT(wall_ms, 163'840);
+  EXPECT_EQ(r.all.report(0)["timeseries"]["bin_ms"], 1000);  // 145 s / 200 = 0.73 s -> 1 s
+  EXPECT_EQ(r.all.report(0)["heatmap"]["bin_ms"], 1000);
+  for (uint64_t asked : {1000u, 500u, 200u, 20u, 10u, 30u})
+    EXPECT_EQ(r.all.report(asked)["timeseries"]["bin_ms"], asked) << asked;
+  EXPECT_EQ(r.all.report(2)["timeseries"]["bin_ms"], 10);  // finer than the 10 ms base bins
+  EXPECT_EQ(r.all.report(15)["timeseries"]["bin_ms"], 20);
+  // A short run: 1 ms base bins, every width as asked.
+  analyze::analysis one;
+  analyze::record rec;
+  rec.ph = analyze::phase::complete;
+  rec.cat = "POSIX";
+  rec.name = "read";
+  for (int64_t ts : {1'000'000, 1'900'000}) {
+    rec.ts_us = ts;
+    one.add(rec);
+  }
+  EXPECT_EQ(one.report(0)["timeseries"]["bin_ms"], 5);  // 900 ms / 200 = 4.5 ms -> 5 ms
+  EXPECT_EQ(one.report(7)["timeseries"]["bin_ms"], 7);
 }
 
 }  // namespace

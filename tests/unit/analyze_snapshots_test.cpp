@@ -84,17 +84,19 @@ TEST(AnalyzeSnapshots, ReportsWhatTheLinesHold)
   EXPECT_EQ(r["processes"][0]["rank"], 3);
   EXPECT_EQ(r["processes"][1]["gone"], true);
   ASSERT_EQ(r["filesystem"].size(), 2u);
-  const nlohmann::json& end = r["filesystem"][0];  // "end" sorts before "start"
+  EXPECT_EQ(r["filesystem"][0]["when"], "start");  // in time order, not by name
+  EXPECT_EQ(r["filesystem"][0]["error"], "not a directory");
+  const nlohmann::json& end = r["filesystem"][1];
   EXPECT_EQ(end["when"], "end");
   EXPECT_EQ(end["total"], 3);
   EXPECT_EQ(end["complete"], true);
   EXPECT_EQ(end["file_bytes"], 12);  // files only, not the directory
   EXPECT_EQ(end["entries"].size(), 3u);
-  EXPECT_EQ(r["filesystem"][1]["error"], "not a directory");
   EXPECT_EQ(r["unreadable"], 1);
   std::string text = snapshots_text(r);
   EXPECT_NE(text.find("System n1:"), std::string::npos) << text;
   EXPECT_NE(text.find("Directory n1:/d at end: 3 entries, 12 B in files"), std::string::npos) << text;
+  EXPECT_LT(text.find("Directory n1:/d at start"), text.find("Directory n1:/d at end")) << text;
   EXPECT_EQ(snapshots_text(snapshots{}.report(names())), "");
 }
 

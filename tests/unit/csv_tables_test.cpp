@@ -79,15 +79,30 @@ TEST_F(csv_tables_test, amplification_has_the_seed_columns_first)
   EXPECT_EQ(first, (std::vector<std::string>{"system", "R_AMP", "W_AMP", "SYS_R", "SYS_W", "VFS_R", "VFS_W",
                                              "BLK_R", "BLK_W"}));
   records rows = table("amplification.csv");
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0]["system"], "app");
-  EXPECT_EQ(rows[0]["BLK_R"], "2");
-  EXPECT_EQ(rows[0]["W_AMP"], "");  // null: no writes to amplify
-  EXPECT_EQ(rows[0]["sys_read_bytes"], "40960");
-  EXPECT_EQ(rows[0]["avg_latency_us_blk"], "150.0");
-  EXPECT_EQ(rows[0]["total_ops"], "22");
+  ASSERT_EQ(rows.size(), 2u);  // the run's totals, then each system
+  EXPECT_EQ(rows[0]["system"], "(run)");
+  EXPECT_EQ(rows[0]["SYS_W"], "3");
+  EXPECT_EQ(rows[0]["sys_write_bytes"], "300");
+  EXPECT_EQ(rows[0]["avg_latency_us_blk_r"], "150.0");
+  EXPECT_EQ(rows[1]["system"], "app");
+  EXPECT_EQ(rows[1]["BLK_R"], "2");
+  EXPECT_EQ(rows[1]["W_AMP"], "");  // null: no writes to amplify
+  EXPECT_EQ(rows[1]["sys_read_bytes"], "40960");
+  EXPECT_EQ(rows[1]["avg_latency_us_blk"], "150.0");
+  EXPECT_EQ(rows[1]["total_ops"], "22");
   EXPECT_EQ(table("amplification_files.csv").at(0)["device_read_bytes"], "8192");
-  EXPECT_EQ(table("amplification_processes.csv").at(0)["process"], "node1:42");
+  records procs = table("amplification_processes.csv");
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_EQ(procs[0]["process"], "node1:42");  // named from the JSON's host and pid
+  EXPECT_EQ(procs[0]["command"], "app");
+  // No labelled system: the run's row alone (it was a header only).
+  nlohmann::json unlabelled = report;
+  unlabelled["amplification"]["systems"] = nlohmann::json::array();
+  ASSERT_TRUE(write_report_tables(unlabelled, dir));
+  records run_only = table("amplification.csv");
+  ASSERT_EQ(run_only.size(), 1u);
+  EXPECT_EQ(run_only[0]["system"], "(run)");
+  EXPECT_EQ(run_only[0]["SYS_R"], "10");
 }
 
 TEST_F(csv_tables_test, page_cache_and_network_totals_are_one_row)

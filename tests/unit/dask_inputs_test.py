@@ -4,7 +4,8 @@ import os
 import tempfile
 import unittest
 
-from datacrumbs_dask.inputs import expand_paths, split_balanced
+from datacrumbs_dask.csv_parts import csv_stems, gather_event_tables, part_dir
+from datacrumbs_dask.inputs import expand_paths, split_balanced, split_indices
 
 
 class ExpandPaths(unittest.TestCase):
@@ -55,3 +56,38 @@ class SplitBalanced(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CsvParts(unittest.TestCase):
+    """The per-event tables' names: analyze's rule (src/analyze/csv_events.cpp), over all inputs."""
+
+    def test_stems_as_analyze_names_them(self):
+        files = ["/a/run.pfw.gz", "/b/run.pfw", "/c/run.gz", "/d/x.pfw.gz", "/missing/run.pfw.gz", "/e/run.pfw.gz"]
+        readable = lambda f: not f.startswith("/missing")
+        self.assertEqual(csv_stems(files, readable), ["run", "run-2", "run-3", "x", None, "run-4"])
+
+    def test_each_parts_tables_get_the_names_of_one_analyze(self):
+        with tempfile.TemporaryDirectory() as out:
+            files = ["/t/host-a/run.pfw.gz", "/t/host-b/run.pfw.gz", "/t/other.pfw.gz"]
+            parts = split_indices(files, 2, size_of=lambda f: 1)
+            self.assertEqual(sorted(i for p in parts for i in p), [0, 1, 2])
+            # What each part's analyze wrote: its own stems ("run" in both parts that read one).
+            for i, p in enumerate(parts):
+                for j, stem in zip(p, csv_stems([files[j] for j in p], lambda f: True)):
+                    for kind in ("syscall", "fs"):
+                        d = os.path.join(part_dir(out, i), kind)
+                        os.makedirs(d, exist_ok=True)
+                        with open(os.path.join(d, f"{kind}_{stem}.csv"), "w") as f:
+                            f.write(files[j])
+                os.makedirs(os.path.join(part_dir(out, i), "snapshots"))
+                with open(os.path.join(part_dir(out, i), "layers.csv"), "w") as f:
+                    f.write("part")
+            gather_event_tables(out, files, parts, readable=lambda f: True)
+            self.assertEqual(sorted(os.listdir(out)), ["fs", "syscall"])
+            for kind in ("syscall", "fs"):
+                got = {}
+                for name in os.listdir(os.path.join(out, kind)):
+                    with open(os.path.join(out, kind, name)) as f:
+                        got[name] = f.read()
+                self.assertEqual(got, {f"{kind}_run.csv": files[0], f"{kind}_run-2.csv": files[1],
+                                       f"{kind}_other.csv": files[2]})

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "sink/gzip_members.h"
 #include "unit/trace_reader.h"
@@ -79,6 +80,55 @@ TEST(GzipMembers, NamesAMissingDirectory)
   auto w = gzip_member_writer::create("/nonexistent-dir/x.pfw.gz");
   ASSERT_FALSE(w);
   EXPECT_NE(w.error().message.find("/nonexistent-dir/x.pfw.gz"), std::string::npos);
+}
+
+// Members compressed by worker threads are written in the order they were handed over, with the
+// same spans (offsets, lines) as members compressed one by one.
+TEST(GzipMembers, WorkersWriteMembersInOrderWithTheSameSpans)
+{
+  std::string one_path = temp_path("serial.gz"), many_path = temp_path("parallel.gz");
+  auto one = gzip_member_writer::create(one_path, gzip_member_writer::default_level, 0);
+  auto many = gzip_member_writer::create(many_path, gzip_member_writer::default_level, 3);
+  ASSERT_TRUE(one && many);
+  std::string text;
+  for (int member = 0; member < 40; ++member) {
+    // Sizes differ a lot so that a later, smaller member is compressed first.
+    std::string part;
+    for (int line = 0; line < (member % 4 == 0 ? 20000 : 1 + member); ++line)
+      part += "{\"member\":" + std::to_string(member) + ",\"line\":" + std::to_string(line) + "}\n";
+    text += part;
+    one->buffer() += part;
+    many->buffer() += part;
+    ASSERT_TRUE(one->flush_member());
+    ASSERT_TRUE(many->flush_member());
+  }
+  ASSERT_TRUE(one->close());
+  ASSERT_TRUE(many->close());
+  EXPECT_EQ(many->members_written(), 40u);
+  ASSERT_EQ(many->members().size(), 40u);
+  for (size_t i = 0; i < 40; ++i) {
+    const auto &a = one->members()[i], &b = many->members()[i];
+    EXPECT_EQ(std::tie(a.offset, a.compressed_size, a.text_offset, a.text_size, a.first_line, a.line_count),
+              std::tie(b.offset, b.compressed_size, b.text_offset, b.text_size, b.first_line, b.line_count))
+        << "member " << i;
+  }
+  auto got = test::read_gzip_members(many_path);
+  EXPECT_EQ(got.complete_members, 40u);
+  EXPECT_EQ(got.text, text);
+  std::filesystem::remove(one_path);
+  std::filesystem::remove(many_path);
+}
+
+// A worker's write error reaches the caller, naming the file, by close() at the latest.
+TEST(GzipMembers, AWorkersWriteErrorIsReturned)
+{
+  auto w = gzip_member_writer::create("/dev/full", gzip_member_writer::default_level, 2);
+  ASSERT_TRUE(w);
+  w->buffer() += "lost\n";
+  auto flushed = w->flush_member();
+  auto closed = w->close();
+  ASSERT_FALSE(flushed && closed);
+  EXPECT_NE((flushed ? closed : flushed).error().message.find("/dev/full"), std::string::npos);
 }
 
 }  // namespace

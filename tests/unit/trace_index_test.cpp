@@ -3,12 +3,15 @@
 // point), and inflates only the member that holds it.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -124,6 +127,57 @@ TEST(TraceIndex, AnUnreadableTraceLeavesNoIndex)
   EXPECT_NE(r.error().message.find("/nonexistent/trace.pfw.gz"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(index));
   EXPECT_FALSE(std::filesystem::exists(index + ".tmp"));
+}
+
+// The index is built in a temporary file beside it: in a shared directory, a link planted where
+// a fixed temporary name would be is never written through, and nothing but the index is left.
+TEST(TraceIndex, APlantedLinkIsNotWrittenThroughAndNoTemporaryIsLeft)
+{
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("idx-link." + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directory(dir);
+  std::string path = dir / "t.pfw.gz", index = path + ".zindex", victim = dir / "victim";
+  std::ofstream(victim) << "keep me";
+  fs::create_symlink(victim, index + ".tmp");
+  auto out = gzip_member_writer::create(path);
+  ASSERT_TRUE(out);
+  out->buffer() = "[\n{\"id\":1}\n";
+  ASSERT_TRUE(out->close());
+  ASSERT_TRUE(write_trace_index(path, out->members(), index));
+  EXPECT_EQ(fetch_line(path, index, 2).line, "{\"id\":1}\n");
+  std::ifstream kept(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "keep me");
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"t.pfw.gz", "t.pfw.gz.zindex", "t.pfw.gz.zindex.tmp", "victim"}));
+  fs::remove_all(dir);
+}
+
+// The daemon (root) gives a trace to the traced user; the index it writes beside it is theirs too.
+TEST(TraceIndex, TheIndexHasTheTracesOwnerAndMode)
+{
+  if (geteuid() != 0)
+    GTEST_SKIP() << "giving a file away needs root";
+  namespace fs = std::filesystem;
+  std::string path = fs::temp_directory_path() / ("idx-owner." + std::to_string(getpid()) + ".pfw.gz");
+  std::string index = path + ".zindex";
+  auto out = gzip_member_writer::create(path);
+  ASSERT_TRUE(out);
+  out->buffer() = "[\n";
+  ASSERT_TRUE(out->close());
+  ASSERT_EQ(chown(path.c_str(), 65534, 65533), 0);
+  ASSERT_EQ(chmod(path.c_str(), 0640), 0);
+  ASSERT_TRUE(write_trace_index(path, out->members(), index));
+  struct stat st {};
+  ASSERT_EQ(stat(index.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
+  EXPECT_EQ(st.st_gid, 65533u);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  fs::remove(path);
+  fs::remove(index);
 }
 
 }  // namespace

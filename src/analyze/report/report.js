@@ -63,8 +63,9 @@ dc.section('system-body', (body) => {
 });
 
 // Read, write and metadata time per process (run.processes[].io_cost_us {read, write, meta},
-// microseconds) when the report has it; else the whole job's split, from the files' Darshan
-// times (<MODULE>_F_READ_TIME ...), as one bar.
+// microseconds: the process's POSIX_F_*_TIME over its files); when no process has any (a report
+// of DFTracer traces without POSIX files, an older report), the whole job's split, from the
+// files' Darshan times (<MODULE>_F_READ_TIME ...), as one bar.
 const costOf = (p) => p.io_cost_us || {};
 
 dc.chart('chart-io-cost', () => {
@@ -83,6 +84,7 @@ dc.chart('chart-io-cost', () => {
   const total = (r) => dc.num(r.read) + dc.num(r.write) + dc.num(r.meta);
   rows.sort((x, y) => total(y) - total(x));
   const shown = rows.slice(0, 40);
+  fig.dataset.rows = String(shown.length);  // bars drawn (the browser test reads it)
   if (shown.length < rows.length) note = `The ${shown.length} costliest of ${rows.length} processes.`;
   const series = ['read', 'write', 'meta'].map((k) => [k, shown.map((r) => dc.num(r[k]) / 1e6)]);
   return {note, config: {type: 'bar', data: {labels: shown.map((r) => r.label), datasets: dc.bars(series)},

@@ -1,0 +1,64 @@
+# The fixed cost of a run, for bench/run_overhead.sh (sourced; uses its $dc, $tmp, $darshan,
+# $startup_runs): `datacrumbs run -- /bin/date +%s.%N`, whose output is the moment the command
+# ran. Start-up: from launching datacrumbs to that moment; end: from that moment to datacrumbs'
+# exit (the command's own exit, the detach, the drain and the summary). Interleaved with the
+# untraced command and with it under Darshan; medians and ranges.
+# shellcheck shell=bash disable=SC2154 # $tmp, $dc, $darshan: the sourcing script's
+
+# startup_run CONFIG: one run; appends "CONFIG TOTAL START END" (seconds) to $tmp/startup.
+startup_run() {
+  local cmd=(/bin/date +%s.%N)
+  case "$1" in
+    untraced) ;;
+    darshan) darshan_command "$darshan" "$tmp/dlog" 0 "${cmd[@]}" && cmd=("${darshan_cmd[@]}") ;;
+    dc-default) cmd=("$dc" run -o "$tmp/st.pfw.gz" -- "${cmd[@]}") ;;
+    dc-syscall) cmd=("$dc" run --layers syscall -o "$tmp/st.pfw.gz" -- "${cmd[@]}") ;;
+    dc-profile) cmd=("$dc" run --mode profile -o "$tmp/st.pfw.gz" -- "${cmd[@]}") ;;
+  esac
+  local t0 t1 ran
+  t0="$EPOCHREALTIME"
+  ran="$("${cmd[@]}" 2>"$tmp/st.err")" || { log "start-up run $1 failed: $(tail -n1 "$tmp/st.err")"; return 1; }
+  t1="$EPOCHREALTIME"
+  echo "$1 $t0 $ran $t1" | awk '{printf "%s %.6f %.6f %.6f\n", $1, $4 - $2, $3 - $2, $4 - $3}' >>"$tmp/startup"
+}
+
+startup_section() {
+  local configs=(untraced dc-default dc-syscall dc-profile) i c
+  [[ -z "$darshan" ]] || configs+=(darshan)
+  : >"$tmp/startup"
+  for ((i = 0; i < startup_runs; i++)); do
+    for c in "${configs[@]}"; do startup_run "$c" || failed=1; done
+  done
+  python3 - "$tmp/startup" "$startup_runs" <<'PY'
+import statistics as st, sys
+runs = {}
+for line in open(sys.argv[1]):
+    c, total, start, end = line.split()
+    runs.setdefault(c, []).append((float(total), float(start), float(end)))
+def cell(v, i):
+    xs = [r[i] * 1000 for r in v]
+    return f"{st.median(xs):.0f} ({min(xs):.0f}–{max(xs):.0f})"
+print("## Fixed cost of a run (`bench/run_overhead.sh`)")
+print()
+print(f"`CMD run -- /bin/date +%s.%N`, {sys.argv[2]} interleaved runs per config, medians (range) in ms. "
+      "Start-up: from launching the tool to the moment `date` printed; end: from that moment to the "
+      "tool's exit (the command's exit, detaching, draining the ring, the summary).")
+print()
+print("| config | whole run | start-up | end |")
+print("|---|---:|---:|---:|")
+names = {"untraced": "`/bin/date` alone", "dc-default": "datacrumbs, default layers",
+         "dc-syscall": "datacrumbs `--layers syscall`", "dc-profile": "datacrumbs `--mode profile`",
+         "darshan": "Darshan (LD_PRELOAD)"}
+for c, v in runs.items():
+    print(f"| {names.get(c, c)} | {cell(v, 0)} | {cell(v, 1)} | {cell(v, 2)} |")
+print()
+d = runs.get("dc-default")
+if d:
+    total = st.median(r[0] for r in d)
+    end = max(st.median(r[2] for r in runs[c]) for c in runs if c.startswith("dc-"))
+    print(f"- Target: `datacrumbs run -- /bin/true`-sized run ≤ 150 ms with the default layers: "
+          f"{total * 1000:.0f} ms, {'met' if total <= 0.15 else 'MISSED'}.")
+    print(f"- Target: end of a run ≤ 100 ms after the command exits (empty ring), worst median of the "
+          f"datacrumbs configs: {end * 1000:.0f} ms, {'met' if end <= 0.1 else 'MISSED'}.")
+PY
+}

@@ -1,0 +1,156 @@
+#include "probe/kernel_object.h"
+
+#include <bpf/libbpf.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include "datacrumbs.skel.h"
+
+namespace dc {
+
+namespace {
+
+// libbpf's messages: on stderr when verbose; warnings kept while the object loads, to tell
+// which program failed and why.
+std::mutex g_log_mutex;
+bool g_verbose = false;
+bool g_capturing = false;
+std::string g_warnings;
+
+int libbpf_log(enum libbpf_print_level level, const char* fmt, va_list args)
+{
+  std::lock_guard lock(g_log_mutex);
+  if (g_capturing && level == LIBBPF_WARN) {
+    va_list copy;
+    va_copy(copy, args);
+    char line[1024];
+    vsnprintf(line, sizeof(line), fmt, copy);
+    va_end(copy);
+    g_warnings += line;
+  }
+  return g_verbose ? vfprintf(stderr, fmt, args) : 0;
+}
+
+// The program libbpf's warnings blame (its name), and the reason in one line: libbpf's own
+// message, or for a verifier refusal the verifier's last word before "processed N insns".
+std::pair<std::string, std::string> blamed_program(const std::string& warnings)
+{
+  auto at = warnings.find("prog '");
+  if (at == std::string::npos)
+    return {};
+  auto name_end = warnings.find('\'', at + 6);
+  std::string name = warnings.substr(at + 6, name_end - at - 6);
+  auto line_end = warnings.find('\n', name_end);
+  std::string why = warnings.substr(name_end + 1, line_end - name_end - 1);
+  why.erase(0, why.find_first_not_of(": "));
+  if (auto processed = warnings.find("\nprocessed ", name_end); processed != std::string::npos) {
+    auto start = warnings.rfind('\n', processed - 1);
+    if (start != std::string::npos && start > name_end)
+      why += " (verifier: " + warnings.substr(start + 1, processed - start - 1) + ")";
+  }
+  return {name, why};
+}
+
+result<> configure(datacrumbs_bpf* skel, const object_settings& s)
+{
+  skel->rodata->dc_wake_mark = s.wake_mark;
+  skel->rodata->dc_hold_new = s.hold_new;
+  skel->rodata->dc_page_shift = s.page_shift;
+  skel->rodata->dc_profile_interval_ns = s.profile_interval_ns;
+  // About three intervals are in the map at once; an event that finds no room is counted lost.
+  if (int err = bpf_map__set_max_entries(skel->maps.dc_profile, s.profile_entries); err)
+    return fail(std::string("cannot size the profile map: ") + std::strerror(-err));
+  if (int err = bpf_map__set_max_entries(skel->maps.dc_events, static_cast<uint32_t>(s.ring_bytes)); err)
+    return fail(std::string("cannot size the event ring: ") + std::strerror(-err));
+  return {};
+}
+
+// Which programs load: the process tracker's, and those of the layers not left out.
+result<> choose_programs(datacrumbs_bpf* skel, const std::vector<std::unique_ptr<layer>>& layers,
+                         const std::vector<std::string>& refused, const std::vector<std::string>& all_layers)
+{
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, skel->obj)
+  {
+    auto owners =
+        std::ranges::count_if(all_layers, [&](const std::string& n) { return program_of(prog, n); });
+    bool process = program_of(prog, "process");
+    if (owners + (process ? 1 : 0) != 1)
+      return fail(std::string("BPF program ") + bpf_program__name(prog) +
+                  " must be named dc_<layer>_... after exactly one layer");
+    bool on = process || std::ranges::any_of(layers, [&](const std::unique_ptr<layer>& l) {
+                return l->owns(prog) && std::ranges::find(refused, l->name()) == refused.end();
+              });
+    if (int err = bpf_program__set_autoload(prog, on); err)
+      return fail(std::string("cannot choose the programs to load: ") + std::strerror(-err));
+  }
+  return {};
+}
+
+}  // namespace
+
+result<loaded_object> load_object(const object_settings& settings,
+                                  const std::vector<std::unique_ptr<layer>>& layers,
+                                  const std::vector<std::string>& all_layers)
+{
+  g_verbose = settings.verbose;
+  libbpf_set_print(libbpf_log);
+  loaded_object out;
+  std::vector<std::string> refused;
+  for (;;) {
+    datacrumbs_bpf* skel = datacrumbs_bpf__open();
+    if (!skel)
+      return fail(std::string("cannot open the BPF object: ") + std::strerror(errno));
+    result<> ready = configure(skel, settings);
+    if (ready)
+      ready = choose_programs(skel, layers, refused, all_layers);
+    for (const auto& l : layers)
+      if (ready && std::ranges::find(refused, l->name()) == refused.end())
+        ready = l->before_load(*skel);
+    if (!ready) {
+      datacrumbs_bpf__destroy(skel);
+      return std::unexpected(ready.error());
+    }
+    {
+      std::lock_guard lock(g_log_mutex);
+      g_capturing = true;
+      g_warnings.clear();
+    }
+    int err = datacrumbs_bpf__load(skel);
+    std::string warnings;
+    {
+      std::lock_guard lock(g_log_mutex);
+      g_capturing = false;
+      warnings.swap(g_warnings);
+    }
+    if (!err) {
+      out.skel = skel;
+      return out;
+    }
+    // Whose program was it? A layer's: leave that layer out and load again; anything else (the
+    // process tracker, a map) fails the whole object.
+    auto [name, why] = blamed_program(warnings);
+    bpf_program* prog = name.empty() ? nullptr : bpf_object__find_program_by_name(skel->obj, name.c_str());
+    auto blamed = std::ranges::find_if(layers, [&](const std::unique_ptr<layer>& l) {
+      return prog && l->owns(prog) && std::ranges::find(refused, l->name()) == refused.end();
+    });
+    std::string section = prog ? bpf_program__section_name(prog) : "";
+    datacrumbs_bpf__destroy(skel);
+    if (blamed == layers.end())
+      return fail("cannot load the BPF programs: " +
+                  (name.empty() ? std::string(std::strerror(-err)) : name + ": " + why));
+    refused.emplace_back((*blamed)->name());
+    out.refused.push_back({std::string((*blamed)->name()),
+                           std::string((*blamed)->category()),
+                           false,
+                           {},
+                           section + ": " + why});
+  }
+}
+
+}  // namespace dc

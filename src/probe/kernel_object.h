@@ -1,0 +1,39 @@
+// The one BPF object (bpf/datacrumbs.bpf.c), opened, configured and loaded with the programs of
+// the process tracker and of the layers asked for. A layer whose program the kernel refuses (a
+// tracepoint this kernel lacks, a verifier that says no) is left out, with the reason, and the
+// object loads again without it: one layer's trouble never takes the others down.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "probe/layer.h"
+
+namespace dc {
+
+struct object_settings {
+  uint64_t ring_bytes = 0;
+  uint64_t wake_mark = 0;
+  bool hold_new = false;             // hold new processes until their uprobes are attached
+  uint64_t profile_interval_ns = 0;  // 0: trace mode
+  uint32_t profile_entries = 1;      // size of the profile-mode counter map
+  bool verbose = false;              // libbpf's messages on stderr
+  uint32_t page_shift = 12;          // log2 of the kernel's page size (sysconf)
+};
+
+struct loaded_object {
+  datacrumbs_bpf* skel = nullptr;     // owned by the caller (datacrumbs_bpf__destroy)
+  std::vector<layer_report> refused;  // layers left out, and why
+};
+
+// Loads the object with the programs of `layers`; a layer in `refused` keeps its object pointer
+// unset. Every program of the object must belong to the process tracker or to exactly one of
+// `all_layers` (names).
+result<loaded_object> load_object(const object_settings& settings,
+                                  const std::vector<std::unique_ptr<layer>>& layers,
+                                  const std::vector<std::string>& all_layers);
+
+}  // namespace dc
