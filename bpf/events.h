@@ -275,7 +275,9 @@ struct dc_fault_event {
   dc_u32 minor;
   dc_u32 error_code; /* x86 page-fault error code: bit 1 = write, bit 2 = user mode */
   dc_u32 flags;      /* DC_FAULT_* */
-  dc_u32 reserved;
+  /* pages the fault put in the page tables (the process's file RSS rise during it): with large
+   * folios a whole folio, which may reach beyond index and the fault-around range */
+  dc_u32 pages_mapped;
   struct dc_nesting nest; /* under the user-space call or system call it happened in */
 };
 
@@ -321,6 +323,8 @@ union dc_staged_record {
 #define DC_FAULT_FILEMAP 1u /* the filesystem's ->fault handler ran (filemap_fault) */
 #define DC_FAULT_AROUND 2u  /* fault-around mapped pages already in the cache */
 #define DC_FAULT_KERNEL 4u  /* taken in kernel mode on a user address (e.g. copy_to_user) */
+/* pages_mapped is not known: the process's first file RSS change seen was during this fault */
+#define DC_FAULT_MAPPED_UNKNOWN 8u
 
 /* Nesting across layers: each thread keeps a stack of its open user-space calls. Event ids are
  * (tid << 30 | a per-thread sequence number): unique in a trace without a shared counter, and

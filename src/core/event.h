@@ -49,7 +49,9 @@ struct trace_event {
   enum class parent_of : uint8_t { none, syscall, call, call_sent } parent_kind = parent_of::none;
   lane_kind lane = lane_kind::none;
   uint32_t lane_dev = 0;  // lane_kind::device: the device (major << 20 | minor)
-  std::array<event_arg, 8> args{};
+  // The most any decoder adds: the page-fault layer's 10 (address, write, index, around_first,
+  // around_last, pages_mapped, pages_read, major, minor, in_kernel); add_arg drops any more.
+  std::array<event_arg, 10> args{};
   uint8_t arg_count = 0;
   std::array<std::pair<std::string_view, std::string>, 4> texts{};  // string args (addresses, ...)
   uint8_t text_count = 0;
