@@ -129,7 +129,7 @@ struct dc_nesting {
 struct dc_syscall_spec {
   dc_u8 traced;
   dc_s8 fd_a;        /* argument index of the file descriptor, DC_ARG_RET, or DC_ARG_NONE */
-  dc_s8 fd_b;        /* second file descriptor (sendfile, splice, copy_file_range) */
+  dc_s8 fd_b;        /* second file descriptor: where DC_MOVES_COPY calls write (fd_a: read) */
   dc_u8 fd_at_entry; /* resolve fd_a at entry: the call removes it (close) */
   dc_s8 path_a;      /* argument index of a user path string, or DC_ARG_NONE */
   dc_s8 path_b;      /* second path (rename, link) */
@@ -144,6 +144,9 @@ struct dc_syscall_spec {
 #define DC_MOVES_NONE 0
 #define DC_MOVES_READ 1
 #define DC_MOVES_WRITE 2
+/* Data moves between two files (copy_file_range, sendfile, splice, tee): read from fd_a,
+ * written to fd_b; a positive return value is bytes moved both ways. */
+#define DC_MOVES_COPY 3
 
 struct dc_syscall_event {
   struct dc_record_header hdr; /* ts_ns = entry time */
@@ -272,7 +275,9 @@ struct dc_fault_event {
   dc_u32 minor;
   dc_u32 error_code; /* x86 page-fault error code: bit 1 = write, bit 2 = user mode */
   dc_u32 flags;      /* DC_FAULT_* */
-  dc_u32 reserved;
+  /* pages the fault put in the page tables (the process's file RSS rise during it): with large
+   * folios a whole folio, which may reach beyond index and the fault-around range */
+  dc_u32 pages_mapped;
   struct dc_nesting nest; /* under the user-space call or system call it happened in */
 };
 
@@ -318,6 +323,8 @@ union dc_staged_record {
 #define DC_FAULT_FILEMAP 1u /* the filesystem's ->fault handler ran (filemap_fault) */
 #define DC_FAULT_AROUND 2u  /* fault-around mapped pages already in the cache */
 #define DC_FAULT_KERNEL 4u  /* taken in kernel mode on a user address (e.g. copy_to_user) */
+/* pages_mapped is not known: the process's first file RSS change seen was during this fault */
+#define DC_FAULT_MAPPED_UNKNOWN 8u
 
 /* Nesting across layers: each thread keeps a stack of its open user-space calls. Event ids are
  * (tid << 30 | a per-thread sequence number): unique in a trace without a shared counter, and
@@ -362,7 +369,8 @@ enum dc_profile_layer {
 
 struct dc_profile_key {
   dc_u64 epoch;
-  struct dc_file_ref file; /* mode 0: no file */
+  struct dc_file_ref file;  /* mode 0: no file */
+  struct dc_file_ref file2; /* DC_MOVES_COPY calls: the file written (file: the file read) */
   dc_u32 tgid;
   dc_u32 layer; /* enum dc_profile_layer */
   dc_u32 op;

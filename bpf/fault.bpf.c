@@ -3,7 +3,14 @@
  * address); the filemap tracepoints inside it say which file and pages it touched. There is no
  * tracepoint where a fault ends, so a fault is closed when the thread's next fault begins, when
  * the thread exits, or at the end of a run (the dc_flush_faults iterator); whether it was
- * major or minor is then read from the kernel's own per-thread counters. */
+ * major or minor is then read from the kernel's own per-thread counters.
+ *
+ * The pages a fault mapped are counted by the process's own file RSS (kmem:rss_stat): with large
+ * folios the kernel maps a whole folio at once, beyond the fault-around range that
+ * mm_filemap_map_pages reports, and the RSS counters are the only tracepoint-visible account of
+ * what was put in the page tables. The classic tracepoint is used, not tp_btf: its record
+ * carries the counter's exact sum over CPUs, which a BPF program cannot compute here (the
+ * per-CPU offsets are not in kallsyms: no CONFIG_KALLSYMS_ALL). */
 #include "common.bpf.h"
 
 #define DC_USER_TOP 0x00007fffffffffffULL /* x86-64: highest user-space address */
@@ -12,6 +19,8 @@ struct dc_fault_state {
   struct dc_fault_event ev;
   __u64 maj_at_start;
   __u64 min_at_start;
+  __u64 frame_ip; /* the thread's user register frame at the fault: the fault is still */
+  __u64 frame_sp; /* running while the frame is the same (see dc_fault_running) */
   __u32 open;
   __u32 reserved;
 };
@@ -79,6 +88,41 @@ static __always_inline void dc_fault_nest(struct task_struct* task, __u64 user_s
   out->id = dc_next_id(&t->nest, task->pid);
 }
 
+/* The file RSS (file and shmem pages) each traced process's mm had at its last kmem:rss_stat
+ * event: the next event's size minus it is what that event mapped or unmapped. Keyed by the
+ * tracepoint's mm_id (a hash of the mm's address), with the owner's thread group. */
+struct dc_fault_rss {
+  __s64 pages[2]; /* MM_FILEPAGES, MM_SHMEMPAGES */
+  __u32 known[2]; /* whether pages[i] was seen yet */
+  __u32 tgid;
+  __u32 reserved;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u32); /* mm_id */
+  __type(value, struct dc_fault_rss);
+} dc_fault_rss SEC(".maps");
+
+/* Each traced process's mm_id, to drop its dc_fault_rss entry when it exits or execs. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u32);   /* TGID */
+  __type(value, __u32); /* mm_id */
+} dc_fault_rss_mm SEC(".maps");
+
+/* Whether `task` is still inside the fault `st` opened: its register frame (the user registers
+ * of a user-mode fault, the system call's of a kernel-mode one) is the one the fault began with.
+ * Back in user space the thread can change its file RSS only by a system call (another frame)
+ * or another fault (which closes this one). */
+static __always_inline int dc_fault_running(struct task_struct* task, struct dc_fault_state* st)
+{
+  struct pt_regs* frame = (struct pt_regs*)bpf_task_pt_regs(task);
+  return frame && frame->ip == st->frame_ip && frame->sp == st->frame_sp;
+}
+
 static __always_inline int dc_fault_begin(unsigned long address, struct pt_regs* regs,
                                           unsigned long error_code, __u32 flags)
 {
@@ -102,6 +146,9 @@ static __always_inline int dc_fault_begin(unsigned long address, struct pt_regs*
   dc_fault_nest(task, regs ? regs->sp : 0, flags, &st->ev.nest);
   st->maj_at_start = task->maj_flt;
   st->min_at_start = task->min_flt;
+  struct pt_regs* frame = (struct pt_regs*)bpf_task_pt_regs(task);
+  st->frame_ip = frame ? frame->ip : 0;
+  st->frame_sp = frame ? frame->sp : 0;
   st->open = 1;
   return 0;
 }
@@ -158,6 +205,75 @@ int BPF_PROG(dc_fault_page_added, struct folio* folio)
   struct dc_fault_state* st = dc_open_fault();
   if (st)
     st->ev.pages_read += dc_folio_pages(folio);
+  return 0;
+}
+
+/* kmem:rss_stat's record (its format file). */
+struct dc_rss_stat_args {
+  __u64 common;
+  __u32 mm_id;
+  __u32 curr; /* the mm is current's */
+  __s32 member;
+  __s32 pad;
+  __s64 size; /* bytes: the counter's sum over all CPUs after the change */
+};
+
+/* A new traced process (or one after exec): starts its baseline. */
+static __always_inline struct dc_fault_rss* dc_rss_start(__u32 mm_id)
+{
+  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  if (!dc_is_traced(tgid))
+    return 0;
+  __u32* old = bpf_map_lookup_elem(&dc_fault_rss_mm, &tgid);
+  if (old && *old != mm_id)
+    bpf_map_delete_elem(&dc_fault_rss, old);
+  struct dc_fault_rss fresh = {.tgid = tgid};
+  if (bpf_map_update_elem(&dc_fault_rss, &mm_id, &fresh, BPF_NOEXIST) ||
+      bpf_map_update_elem(&dc_fault_rss_mm, &tgid, &mm_id, BPF_ANY))
+    return 0;
+  return bpf_map_lookup_elem(&dc_fault_rss, &mm_id);
+}
+
+/* Every change of a traced process's file RSS moves its baseline; a rise in the thread's open
+ * fault is pages that fault mapped (fault-around, a whole large folio, or the faulting page).
+ * A fault during which the baseline was first taken has no count (DC_FAULT_MAPPED_UNKNOWN). */
+SEC("tracepoint/kmem/rss_stat")
+int dc_fault_rss_change(struct dc_rss_stat_args* ctx)
+{
+  __u32 slot = ctx->member == MM_FILEPAGES ? 0 : ctx->member == MM_SHMEMPAGES ? 1 : 2;
+  if (slot > 1)
+    return 0;
+  __u32 mm_id = ctx->mm_id;
+  struct dc_fault_rss* seen = bpf_map_lookup_elem(&dc_fault_rss, &mm_id);
+  if (!seen && (!ctx->curr || !(seen = dc_rss_start(mm_id))))
+    return 0;
+  __s64 now = ctx->size >> dc_page_shift, before = seen->pages[slot & 1];
+  __u32 known = seen->known[slot & 1];
+  seen->pages[slot & 1] = now;
+  seen->known[slot & 1] = 1;
+  if (!ctx->curr)
+    return 0;
+  struct task_struct* task = bpf_get_current_task_btf();
+  struct dc_fault_state* st = bpf_task_storage_get(&dc_faults, task, 0, 0);
+  if (!st || !st->open || !dc_fault_running(task, st))
+    return 0;
+  if (!known)
+    st->ev.flags |= DC_FAULT_MAPPED_UNKNOWN;
+  else if (now > before)
+    st->ev.pages_mapped += now - before;
+  return 0;
+}
+
+/* A process's baseline goes with its last thread. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(dc_fault_rss_exit, struct task_struct* task, bool group_dead)
+{
+  __u32 tgid = task->tgid;
+  __u32* mm_id = group_dead ? bpf_map_lookup_elem(&dc_fault_rss_mm, &tgid) : 0;
+  if (mm_id) {
+    bpf_map_delete_elem(&dc_fault_rss, mm_id);
+    bpf_map_delete_elem(&dc_fault_rss_mm, &tgid);
+  }
   return 0;
 }
 

@@ -62,8 +62,11 @@ static __always_inline void dc_profile_merge(const struct dc_profile_key* key,
     __sync_fetch_and_add(&c->pages, add->pages);
 }
 
+/* `file2`: for a call that moved data between two files, the file it wrote (`file`: the one it
+ * read); one counter per pair, so a copy is one call, as in trace mode. */
 static __always_inline void dc_profile_key_of(struct dc_profile_key* key, __u32 tgid, __u32 layer, __u32 op,
-                                              const struct dc_file_ref* file, __u64 end_ns)
+                                              const struct dc_file_ref* file, const struct dc_file_ref* file2,
+                                              __u64 end_ns)
 {
   key->epoch = end_ns / dc_profile_interval_ns;
   key->tgid = tgid;
@@ -77,6 +80,13 @@ static __always_inline void dc_profile_key_of(struct dc_profile_key* key, __u32 
     key->file.dev = 0;
     key->file.mode = 0;
   }
+  if (file2) {
+    key->file2 = *file2;
+  } else {
+    key->file2.ino = 0;
+    key->file2.dev = 0;
+    key->file2.mode = 0;
+  }
 }
 
 /* Counts one event that ended at `end_ns`, straight into the shared map (events of other
@@ -85,7 +95,7 @@ static __always_inline void dc_profile_add(__u32 tgid, __u32 layer, __u32 op, co
                                            __u64 end_ns, __u64 dur_ns, __u64 bytes, __u64 pages)
 {
   struct dc_profile_key key;
-  dc_profile_key_of(&key, tgid, layer, op, file, end_ns);
+  dc_profile_key_of(&key, tgid, layer, op, file, NULL, end_ns);
   struct dc_profile_counts add = {.count = 1, .time_ns = dur_ns, .bytes = bytes, .pages = pages};
   dc_profile_merge(&key, &add);
 }
@@ -111,16 +121,19 @@ static __always_inline int dc_profile_key_equal(const struct dc_profile_key* a,
                                                 const struct dc_profile_key* b)
 {
   return a->epoch == b->epoch && a->file.ino == b->file.ino && a->file.dev == b->file.dev &&
-         a->file.mode == b->file.mode && a->tgid == b->tgid && a->layer == b->layer && a->op == b->op;
+         a->file.mode == b->file.mode && a->tgid == b->tgid && a->layer == b->layer && a->op == b->op &&
+         a->file2.ino == b->file2.ino && a->file2.dev == b->file2.dev && a->file2.mode == b->file2.mode;
 }
 
-/* Counts one event of the current thread `t` in its slots (see the top of this file). */
-static __always_inline void dc_profile_add_mine(struct dc_thread* t, __u32 tgid, __u32 layer, __u32 op,
-                                                const struct dc_file_ref* file, __u64 end_ns, __u64 dur_ns,
-                                                __u64 bytes, __u64 pages)
+/* Counts one event of the current thread `t` in its slots (see the top of this file), on `file`
+ * and, for a call that moved data between two files, `file2` (dc_profile_key_of). */
+static __always_inline void dc_profile_add_mine_pair(struct dc_thread* t, __u32 tgid, __u32 layer, __u32 op,
+                                                     const struct dc_file_ref* file,
+                                                     const struct dc_file_ref* file2, __u64 end_ns,
+                                                     __u64 dur_ns, __u64 bytes, __u64 pages)
 {
   struct dc_profile_key key;
-  dc_profile_key_of(&key, tgid, layer, op, file, end_ns);
+  dc_profile_key_of(&key, tgid, layer, op, file, file2, end_ns);
   for (int i = 0; i < DC_PROFILE_SLOTS; i++) {
     struct dc_profile_slot* s = &t->prof[i];
     if (dc_profile_key_equal(&s->key, &key)) {
@@ -136,7 +149,8 @@ static __always_inline void dc_profile_add_mine(struct dc_thread* t, __u32 tgid,
   t->prof_next++;
   if (!dc_profile_slot_flush(s, s->key.epoch, 1)) {
     /* The flusher has it right now: this one event goes to the map directly. */
-    dc_profile_add(tgid, layer, op, file, end_ns, dur_ns, bytes, pages);
+    struct dc_profile_counts add = {.count = 1, .time_ns = dur_ns, .bytes = bytes, .pages = pages};
+    dc_profile_merge(&key, &add);
     return;
   }
   s->counts.count = 1;
@@ -159,6 +173,13 @@ static __always_inline void dc_profile_flush_thread(struct dc_thread* t, __u64 b
     if (epoch < below)
       dc_profile_slot_flush(s, epoch, 0);
   }
+}
+
+static __always_inline void dc_profile_add_mine(struct dc_thread* t, __u32 tgid, __u32 layer, __u32 op,
+                                                const struct dc_file_ref* file, __u64 end_ns, __u64 dur_ns,
+                                                __u64 bytes, __u64 pages)
+{
+  dc_profile_add_mine_pair(t, tgid, layer, op, file, NULL, end_ns, dur_ns, bytes, pages);
 }
 
 #endif

@@ -132,6 +132,8 @@ int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
   } else if (spec->fd_a != DC_ARG_NONE && !spec->fd_at_entry) {
     dc_file_ref_of(dc_fd_file((int)dc_arg(e->args, spec->fd_a)), &file_a);
   }
+  if (spec->fd_b != DC_ARG_NONE)
+    dc_file_ref_of(dc_fd_file((int)dc_arg(e->args, spec->fd_b)), &file_b);
   if (dc_profiling()) {
     if (e->fs_open) {
       dc_fs_pending_close(e, ret, now);
@@ -139,13 +141,13 @@ int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
       e->fs_open = 0;
     }
     __u64 bytes = spec->moves && ret > 0 ? ret : 0;
-    __u64 pages = spec->moves == DC_MOVES_READ && ret > 0 ? dc_pages_read(e, spec, file_a.mode, ret) : 0;
-    dc_profile_add_mine(e, bpf_get_current_pid_tgid() >> 32, DC_PROF_POSIX, nr, &file_a, now, now - e->ts,
-                        bytes, pages);
+    /* A copy reads its input (fd_a) as a read would. */
+    int reads = spec->moves == DC_MOVES_READ || spec->moves == DC_MOVES_COPY;
+    __u64 pages = reads && ret > 0 ? dc_pages_read(e, spec, file_a.mode, ret) : 0;
+    dc_profile_add_mine_pair(e, bpf_get_current_pid_tgid() >> 32, DC_PROF_POSIX, nr, &file_a,
+                             spec->moves == DC_MOVES_COPY ? &file_b : NULL, now, now - e->ts, bytes, pages);
     return 0;
   }
-  if (spec->fd_b != DC_ARG_NONE)
-    dc_file_ref_of(dc_fd_file((int)dc_arg(e->args, spec->fd_b)), &file_b);
   /* A successful open is named by its file; anything else by the path it was given. */
   int has_path =
       spec->path_b != DC_ARG_NONE || (spec->path_a != DC_ARG_NONE && !(spec->fd_a == DC_ARG_RET && ret >= 0));

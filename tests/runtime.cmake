@@ -39,7 +39,7 @@ endforeach()
 add_executable(runtime_tests
   runtime/pipeline_test.cpp runtime/workload_test.cpp runtime/trace_file_test.cpp runtime/cli_test.cpp
   runtime/block_test.cpp runtime/pagecache_test.cpp runtime/net_test.cpp runtime/fault_test.cpp runtime/fs_test.cpp runtime/uprobe_test.cpp runtime/hdf5_mpi_test.cpp runtime/mpi_launch_test.cpp runtime/deploy_test.cpp runtime/deploy_fixture.cpp runtime/deploy_modes_test.cpp runtime/postgres_test.cpp runtime/profile_test.cpp runtime/loop_fs.cpp runtime/runtime_helpers.cpp unit/trace_reader.cpp
-  runtime/analyze_csv_test.cpp runtime/bad_values_test.cpp)
+  runtime/analyze_csv_test.cpp runtime/bad_values_test.cpp runtime/live_view_test.cpp)
 target_include_directories(runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(runtime_tests PRIVATE
   DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>" IO_WORKLOAD_BIN="$<TARGET_FILE:io_workload>" TCP_PAIR_BIN="$<TARGET_FILE:tcp_pair>"
@@ -51,6 +51,17 @@ target_compile_definitions(runtime_tests PRIVATE
 target_link_libraries(runtime_tests PRIVATE datacrumbs_core datacrumbs_deploy GTest::gtest_main PkgConfig::ZLIB nlohmann_json::nlohmann_json)
 add_dependencies(runtime_tests datacrumbs usdt_app io_workload tcp_pair lingering_writer mmap_reader stdio_app stdio_app_static hdf5_mpi_app hdf5_mpi_app_shared hdf5_mpi_app_static plugin_app dc_plugin datacrumbs_probe_configurator datacrumbs_client datacrumbs_track static_app datacrumbs_sign_probes)
 gtest_discover_tests(runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
+
+# Calls that move data between two files, against the sizes they moved and /proc/PID/io.
+add_executable(two_file_calls runtime/two_file_calls.c)
+target_link_libraries(two_file_calls PRIVATE Threads::Threads)
+add_executable(two_file_runtime_tests runtime/two_file_test.cpp runtime/runtime_helpers.cpp unit/trace_reader.cpp)
+target_include_directories(two_file_runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(two_file_runtime_tests PRIVATE
+  DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>" TWO_FILE_CALLS_BIN="$<TARGET_FILE:two_file_calls>")
+target_link_libraries(two_file_runtime_tests PRIVATE GTest::gtest_main PkgConfig::ZLIB nlohmann_json::nlohmann_json)
+add_dependencies(two_file_runtime_tests datacrumbs two_file_calls)
+gtest_discover_tests(two_file_runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
 
 # The analyze counters against a controlled workload traced by the real tool.
 add_executable(darshan_workload runtime/darshan_workload.c)

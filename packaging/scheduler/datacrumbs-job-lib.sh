@@ -151,6 +151,8 @@ dc_stop_daemon() {
       fi
     fi
   fi
-  rm -f "$dc_pid_file" "$dc_off_file" "$dc_probe_copy" "$dc_log" "$dc_ready_file" "$dc_run_dir/datacrumbs-$1.lock"
+  # The job is over: its live view's last frame (datacrumbs live) goes with its other files.
+  rm -f "$dc_pid_file" "$dc_off_file" "$dc_probe_copy" "$dc_log" "$dc_ready_file" "$dc_run_dir/datacrumbs-$1.lock" \
+    "$dc_run_dir/datacrumbs-$1.live.json" "$dc_run_dir/datacrumbs-$1.live.json.tmp"
   return 0
 }

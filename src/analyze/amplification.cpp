@@ -154,6 +154,7 @@ void amplification::add(const record& r)
     if (r.name != last_posix_name) {
       last_posix_name = r.name;
       last_posix_dir = posix_direction(r.name);
+      last_posix_copies = posix_copies(r.name);
     }
     dir = last_posix_dir;
     if (r.fhash == 0)  // the tracer counts only calls on a file it could name
@@ -182,6 +183,10 @@ void amplification::add(const record& r)
   uint64_t time_us = counter ? static_cast<uint64_t>(std::max<int64_t>(0, r.arg("time_us").value_or(0)))
                              : static_cast<uint64_t>(std::max<int64_t>(0, r.dur_us));
   add_io(flows[{proc, r.fhash}][layer], dir, bytes, ops, time_us);
+  // A copy read its fhash (above) and wrote its fhash2, as the tracer's summary charges it.
+  if (layer == layer_posix && last_posix_copies)
+    if (auto out = r.arg("fhash2"); out && *out != 0)
+      add_io(flows[{proc, static_cast<uint64_t>(*out)}][layer], io_dir::write, bytes, ops, time_us);
 }
 
 void amplification::merge(const amplification& other)

@@ -48,6 +48,7 @@ struct amplification {
   // The previous POSIX line's operation and its direction: names repeat, comparing beats hashing.
   std::string last_posix_name;
   io_dir last_posix_dir = io_dir::none;
+  bool last_posix_copies = false;  // it moved data between two files (posix_copies)
 
   void add(const record& r);
   void merge(const amplification& other);

@@ -26,6 +26,17 @@ void widen_by(int64_t& lo, int64_t& hi, int64_t other_lo, int64_t other_hi)
   widen(lo, hi, other_hi);
 }
 
+// hi - lo for hi >= lo: exact for any two int64 values (the difference always fits in 64
+// unsigned bits), where a signed subtraction of values read from a trace could overflow.
+uint64_t span_of(int64_t lo, int64_t hi)
+{
+  return static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+}
+
+// An NTP offset beyond this (about 11.6 days) is no clock reading: its host is taken as
+// unsynchronized rather than corrected by it (and the arithmetic below stays in range).
+constexpr int64_t most_offset_ns = 1'000'000'000'000'000;
+
 nlohmann::json range_or_null(int64_t lo, int64_t hi)
 {
   if (lo > hi)
@@ -60,6 +71,10 @@ void clock_section::note(const record& r)
     return;
   }
   int64_t offset = r.arg("ntp_offset_ns").value_or(0);
+  if (offset < -most_offset_ns || offset > most_offset_ns) {
+    ++h.unsynchronized;
+    return;
+  }
   widen(h.offset_min_ns, h.offset_max_ns, offset);
   int64_t shift = std::llround(static_cast<double>(offset) / 1000.0);
   if (std::llabs(shift) <= threshold_us)
@@ -78,7 +93,8 @@ const record& clock_section::place(const record& r, record& scratch)
   if (file_shift_us_ == 0 || r.ts_us == 0)
     return r;
   scratch = r;
-  scratch.ts_us += file_shift_us_;
+  if (__builtin_add_overflow(r.ts_us, file_shift_us_, &scratch.ts_us))
+    scratch.ts_us = file_shift_us_ > 0 ? INT64_MAX : INT64_MIN;
   ++file_host_->shifted;
   return scratch;
 }
@@ -159,18 +175,19 @@ nlohmann::json clock_section::report(const name_map& names, const std::set<uint6
   for (const auto& [hhash, h] : hosts) {
     std::string name = host_name(hhash, names);
     bool synced = h.offset_min_ns <= h.offset_max_ns;
-    hs.push_back({{"host", name},
-                  {"traces", h.traces},
-                  {"synchronized", h.unsynchronized == 0},
-                  {"sources", h.sources},
-                  {"offset_ns", range_or_null(h.offset_min_ns, h.offset_max_ns)},
-                  {"est_error_us", h.est_error_max_us},
-                  {"max_error_us", h.max_error_max_us},
-                  {"shift_us", range_or_null(h.shift_min_us, h.shift_max_us)},
-                  {"records_shifted", h.shifted},
-                  {"realtime_step_us", h.rt_mono_min_ns <= h.rt_mono_max_ns
-                                           ? nlohmann::json((h.rt_mono_max_ns - h.rt_mono_min_ns) / 1000)
-                                           : nlohmann::json(nullptr)}});
+    hs.push_back(
+        {{"host", name},
+         {"traces", h.traces},
+         {"synchronized", h.unsynchronized == 0},
+         {"sources", h.sources},
+         {"offset_ns", range_or_null(h.offset_min_ns, h.offset_max_ns)},
+         {"est_error_us", h.est_error_max_us},
+         {"max_error_us", h.max_error_max_us},
+         {"shift_us", range_or_null(h.shift_min_us, h.shift_max_us)},
+         {"records_shifted", h.shifted},
+         {"realtime_step_us", h.rt_mono_min_ns <= h.rt_mono_max_ns
+                                  ? nlohmann::json(span_of(h.rt_mono_min_ns, h.rt_mono_max_ns) / 1000)
+                                  : nlohmann::json(nullptr)}});
     if (synced) {
       ++synced_hosts;
       widen_by(lo, hi, h.offset_min_ns, h.offset_max_ns);
@@ -183,9 +200,10 @@ nlohmann::json clock_section::report(const name_map& names, const std::set<uint6
     }
     if (h.unsynchronized)
       unsynced.push_back(name);
-    if (h.traces > 1 && h.rt_mono_max_ns - h.rt_mono_min_ns > threshold_us * 1000)
+    if (h.traces > 1 && span_of(h.rt_mono_min_ns, h.rt_mono_max_ns) >
+                            static_cast<uint64_t>(std::max<int64_t>(threshold_us, 0)) * 1000)
       notes.push_back(name + ": its traces' realtime-monotonic offsets differ by " +
-                      std::to_string((h.rt_mono_max_ns - h.rt_mono_min_ns) / 1000) +
+                      std::to_string(span_of(h.rt_mono_min_ns, h.rt_mono_max_ns) / 1000) +
                       " us: the clock was stepped (or the host rebooted) between them");
   }
   for (uint64_t h : all_hosts)
@@ -207,8 +225,8 @@ nlohmann::json clock_section::report(const name_map& names, const std::set<uint6
                     " host(s) without a clock record (not a DataCrumbs trace): not corrected");
   nlohmann::json skew = nullptr, residual = nullptr;
   if (synced_hosts > 1) {
-    skew = (hi - lo) / 1000.0;
-    residual = (res_hi - res_lo) / 1000.0;
+    skew = static_cast<double>(span_of(lo, hi)) / 1000.0;
+    residual = static_cast<double>(span_of(res_lo, res_hi)) / 1000.0;
     notes.push_back(fmt("skew between synchronized hosts: %.3f us recorded, %.3f us after correction",
                         skew.get<double>(), residual.get<double>()));
   }

@@ -52,12 +52,12 @@ const std::array<table_def, event_tables::count>& table_defs()
       {"nw_sockopt", {"fd", "ret", "level", "optname"}, {}},
       {"nw_drop", {"family", "protocol", "lport", "rport", "reason"}, {"laddr", "raddr"}},
       {"pagefault",
-       {"address", "write", "index", "around_first", "around_last", "pages_read", "major", "minor",
-        "in_kernel"},
+       {"address", "write", "index", "around_first", "around_last", "pages_mapped", "pages_read", "major",
+        "minor", "in_kernel"},
        {}},
       {"syscall", {"fd", "ret", "count", "offset", "length", "flags", "mode", "whence"}, {}, true},
       {"user", {"ret", "fd", "count", "size", "offset", "whence", "flags"}, {"name", "mode"}},
-      {"profile", {"count", "time_us", "bytes", "pages"}, {}},
+      {"profile", {"count", "time_us", "bytes", "pages"}, {}, true},
   }};
   return defs;
 }

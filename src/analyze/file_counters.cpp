@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "analyze/record_values.h"
 #include "core/category.h"
 
 namespace dc::analyze {
@@ -33,7 +34,8 @@ void file_counters::add(const record& r)
     return;
   if (r.name != last_name) {
     last_name = r.name;
-    last_kind = posix_kind_of(r.name);
+    last_copies = posix_copies(r.name);
+    last_kind = last_copies ? std::optional(posix_kind::read) : posix_kind_of(r.name);
   }
   auto kind = last_kind;
   if (!kind)
@@ -64,7 +66,16 @@ void file_counters::add(const record& r)
     op.offset = r.arg("offset").value_or(-1);
   if ((op.kind == posix_kind::read || op.kind == posix_kind::write) && !op.has_ret)
     return;  // no byte count: nothing Darshan could count
-  streams[{r.hhash, r.pid}].push(op);
+  process_stream& stream = streams[{r.hhash, r.pid}];
+  stream.push(op);
+  // A copy is a read of its input (above) and a write of its output, each at its descriptor's
+  // position (an explicit offset argument is a pointer the trace does not follow).
+  if (last_copies) {
+    op.kind = posix_kind::write;
+    op.fhash = static_cast<uint64_t>(r.arg("fhash2").value_or(0));
+    op.fd = static_cast<int32_t>(r.arg("out_fd").value_or(-1));
+    stream.push(op);
+  }
 }
 
 void file_counters::merge(const file_counters& other)

@@ -48,6 +48,7 @@ struct file_counters {
   // The previous line's operation and its kind: names repeat, and comparing beats hashing.
   std::string last_name;
   std::optional<posix_kind> last_kind;
+  bool last_copies = false;  // it moved data between two files (posix_copies): read, then write
 };
 
 // Whether a name is a file a Darshan record would exist for (not "socket:[..]", "pipe:[..]",

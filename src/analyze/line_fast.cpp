@@ -239,7 +239,7 @@ fields_read read_fields(od::object& obj, parsed_chunk& chunk, line_parser::key_s
     if (read_status st = value_of(v, chunk.arena, value); st != read_status::ok)
       return to_result(st);
     if (key.id != field_key::args)
-      top_field(key.id, value, r, f);
+      top_field(key.id, value, chunk, r, f);
   }
   // The applying thread reads the pool's copies, not each line's text.
   r.name = chunk.names.intern(r.name, chunk.arena);

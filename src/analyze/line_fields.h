@@ -85,6 +85,7 @@ enum class field_key : uint8_t {
   id,
   hhash,
   fhash,
+  fhash2,
   level,
   p_idx,
   submit_id,
@@ -97,6 +98,8 @@ inline field_key field_key_of(std::string_view key)
   if (key.size() > 5) {  // longer than any of the others
     if (key == "submit_id")
       return field_key::submit_id;
+    if (key == "fhash2")
+      return field_key::fhash2;
     return key == "submit_tid" ? field_key::submit_tid : field_key::other;
   }
   constexpr std::pair<std::string_view, field_key> keys[] = {
@@ -112,7 +115,7 @@ inline field_key field_key_of(std::string_view key)
 }
 
 // A top-level field (other than "args").
-inline void top_field(field_key key, const line_value& v, record& r, line_fields& f)
+inline void top_field(field_key key, const line_value& v, parsed_chunk& chunk, record& r, line_fields& f)
 {
   bool num = v.kind == num_kind::number;
   switch (key) {
@@ -148,6 +151,12 @@ inline void top_field(field_key key, const line_value& v, record& r, line_fields
       uint64_t h;
       if (hash_of(v, h))
         (key == field_key::fhash ? r.fhash : r.hhash) = h;
+      return;
+    }
+    case field_key::fhash2: {  // a copy's counter sample: its output, read as a span's args.fhash2
+      uint64_t h;
+      if (hash_of(v, h))
+        chunk.args.push_back({"fhash2", static_cast<int64_t>(h)});
       return;
     }
     default: return;

@@ -88,7 +88,7 @@ line_parser::verdict line_parser::read_dom(std::string_view s, parsed_chunk& chu
           args_field(field_key_of(arg_key), arg_key, false, dom_value(arg, chunk.arena), chunk, r, f);
       continue;
     }
-    top_field(field_key_of(key), dom_value(v, chunk.arena), r, f);
+    top_field(field_key_of(key), dom_value(v, chunk.arena), chunk, r, f);
   }
   return verdict::read;
 }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/category.h"
 #include "core/function_table.h"
@@ -49,6 +50,18 @@ io_dir posix_direction(std::string_view name)
     cached = true;
   }
   return dir;
+}
+
+bool posix_copies(std::string_view name)
+{
+  static const std::unordered_set<std::string_view> copies = [] {
+    std::unordered_set<std::string_view> c;
+    for (const syscall_info& s : traced_syscalls())
+      if (moves_between_files(s))
+        c.insert(s.name);
+    return c;
+  }();
+  return copies.contains(name);
 }
 
 uint64_t defined_hash(const record& r)

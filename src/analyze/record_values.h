@@ -32,6 +32,9 @@ inline bool is_call(const record& r)
 // Which way a POSIX call (ours, or DFTracer's libc wrapper) moves data: the syscall table's
 // direction, plus DFTracer's libc names that are not kernel names.
 io_dir posix_direction(std::string_view name);
+// Whether a POSIX call moves data between two files (copy_file_range, sendfile, splice, tee): its
+// bytes were read from its fhash (args.fd) and written to its args.fhash2 (args.out_fd).
+bool posix_copies(std::string_view name);
 
 // Calls the event stands for: a profile-mode counter sample's args.count, else 1.
 uint64_t call_count(const record& r);

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/live_output.h"
 #include "cli/options.h"
 #include "cli/output_files.h"
 #include "cli/trace_pipeline.h"
@@ -115,8 +116,14 @@ result<int> run_daemon(const daemon_options& options)
     return std::unexpected(trace_file.error());
   if (lchown(trace_path.c_str(), probes_file->uid, pw ? pw->pw_gid : probes_file->uid) != 0)
     return fail("cannot give " + trace_path + " to uid " + std::to_string(probes_file->uid));
-  auto pipeline =
-      trace_pipeline::start(**probes, std::move(*trace_file), static_cast<uint32_t>(getpid()), {});
+  // The live view's snapshot (`datacrumbs live RUN-ID`): replaced every second, the last frame
+  // (marked ended) left in place when the run ends.
+  std::string live_path = live_snapshot_path(run_dir, run_id);
+  ::unlink(live_path.c_str());
+  live_views views;
+  views.live = live_snapshot_writer(live_path, probes_file->uid, pw ? pw->pw_gid : probes_file->uid);
+  auto pipeline = trace_pipeline::start(**probes, std::move(*trace_file), static_cast<uint32_t>(getpid()), {},
+                                        {}, std::move(views));
   if (!pipeline)
     return std::unexpected(pipeline.error());
 

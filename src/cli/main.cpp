@@ -8,6 +8,7 @@
 #include "cli/daemon_mode.h"
 #include "cli/explore_mode.h"
 #include "cli/layers_mode.h"
+#include "cli/live_mode.h"
 #include "cli/options.h"
 #include "cli/run_mode.h"
 #include "config/probe_config.h"
@@ -89,6 +90,22 @@ int main(int argc, char** argv)
   run_cmd->add_flag(
       "--no-index", run.no_index,
       "do not write the trace's line index (TRACE.zindex, the form dfanalyzer reads) at the end");
+  auto* print_flag =
+      run_cmd->add_flag("--print", run.print,
+                        "print one line per event as it is traced (TIME SYSTEM EVENT_TYPE PID TID COMM ...)");
+  run_cmd
+      ->add_option("--print-filter", run.print_filter,
+                   "--print only these layers (comma-separated: POSIX,BLOCK)")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->needs(print_flag);
+  run_cmd->add_option("--print-file", run.print_file, "--print to this file instead of stdout")
+      ->check(dc::cli::output_file())
+      ->needs(print_flag);
+  run_cmd->add_flag(
+      "--live", run.live,
+      "show a live view every second on stdout (top processes, files, layers; plain text when not a "
+      "terminal)");
   run_cmd->add_option("command", run.command, "the command to trace, after --")->required();
   run_cmd->prefix_command(false);
 
@@ -136,11 +153,24 @@ int main(int argc, char** argv)
                    "exceeds this (default 1000; 0: any offset)")
       ->check(dc::cli::whole_number(0, uint64_t{1} << 40));
 
+  dc::live_options live;
+  auto* live_cmd =
+      app.add_subcommand("live", "watch a daemon's run live (top processes, files and layers per second)");
+  live_cmd->add_option("run-id", live.run_id, "the daemon's run id")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& id) {
+            auto ok = dc::check_run_id(id);
+            return ok ? std::string() : ok.error().message;
+          },
+          "RUN-ID"));
+  live_cmd->add_flag("--once", live.once, "print the current frame and exit");
+
   if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "run" &&
-      std::string_view(argv[1]) != "layers" && std::string_view(argv[1]) != "explore" &&
-      std::string_view(argv[1]) != "analyze") {
+      std::string_view(argv[1]) != "live" && std::string_view(argv[1]) != "layers" &&
+      std::string_view(argv[1]) != "explore" && std::string_view(argv[1]) != "analyze") {
     return refuse("unknown command '" + std::string(argv[1]) +
-                  "' (expected 'run', 'layers', 'explore', 'analyze' or a probe file)");
+                  "' (expected 'run', 'live', 'layers', 'explore', 'analyze' or a probe file)");
   }
   if (auto code = dc::cli::parse(app, argc, argv, "datacrumbs"))
     return *code;
@@ -148,7 +178,13 @@ int main(int argc, char** argv)
   run.layers = dc::cli::split_commas(layer_lists);
 
   if (*run_cmd) {
+    if (run.live && run.print && run.print_file.empty())
+      return refuse("--print and --live both write to stdout: give --print a --print-file");
     auto code = dc::run_traced(run);
+    return code ? *code : report(code.error());
+  }
+  if (*live_cmd) {
+    auto code = dc::run_live(live);
     return code ? *code : report(code.error());
   }
   if (*analyze_cmd) {

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "cli/child_process.h"
+#include "cli/live_output.h"
 #include "cli/output_files.h"
 #include "cli/trace_pipeline.h"
 #include "probe/layers.h"
@@ -54,6 +55,49 @@ uint64_t profile_interval_ms(const run_options& options, const probe_config& con
   return config.profile_interval_ms ? config.profile_interval_ms : 1000;
 }
 
+// --print's and --live's outputs, checked before the command starts; `live_out` is --live's
+// output, finished after the pipeline so its last frame precedes the summary.
+result<live_views> make_views(const run_options& options, const probe_config& config, uint64_t interval_ms,
+                              std::shared_ptr<async_output>& live_out)
+{
+  live_views views;
+  if (options.print) {
+    if (interval_ms)
+      return fail("--print shows one line per event; profile mode writes counters, not events (try --live)",
+                  2);
+    auto layers = print_layers(options.print_filter, config);
+    if (!layers)
+      return std::unexpected(layers.error());
+    auto out = print_output(options.print_file);
+    if (!out)
+      return std::unexpected(out.error());
+    views.print = std::move(*out);
+    views.print_layers = std::move(*layers);
+  }
+  if (options.live) {
+    live_out = std::make_shared<async_output>(STDOUT_FILENO, "stdout", false);
+    views.live = live_printer(live_out);
+  }
+  return views;
+}
+
+// What --print and --live met on their way (the trace is whole whatever they met).
+void report_views(const trace_pipeline& pipeline, const std::shared_ptr<async_output>& live_out)
+{
+  if (live_out)
+    if (auto done = live_out->finish(); !done)
+      std::fprintf(stderr, "datacrumbs: --live: %s\n", done.error().message.c_str());
+  const event_printer* printer = pipeline.printer();
+  if (!printer)
+    return;
+  if (!printer->status())
+    std::fprintf(stderr, "datacrumbs: --print: %s\n", printer->status().error().message.c_str());
+  if (printer->lines_dropped())
+    std::fprintf(stderr,
+                 "datacrumbs: --print: %llu lines were dropped (their reader was slower than the trace)\n",
+                 static_cast<unsigned long long>(printer->lines_dropped()));
+}
+
 }  // namespace
 
 result<int> run_traced(const run_options& options)
@@ -95,6 +139,10 @@ result<int> run_traced(const run_options& options)
     return std::unexpected(config.error());
   uint64_t interval_ms = profile_interval_ms(options, *config);
   uint64_t interval_ns = interval_ms * 1000000ull;
+  std::shared_ptr<async_output> live_out;
+  auto views = make_views(options, *config, interval_ms, live_out);
+  if (!views)
+    return std::unexpected(views.error());
   auto probes = session::open({options.ring_bytes, options.verbose, options.layers, &*config, nullptr,
                                nullptr, nullptr, interval_ns});
   if (!probes)
@@ -117,7 +165,7 @@ result<int> run_traced(const run_options& options)
   snapshot_plan snapshots{true, options.snapshot_dirs, static_cast<uint32_t>(child->pid), options.command,
                           *executable};
   auto pipeline = trace_pipeline::start(**probes, std::move(*trace_file), static_cast<uint32_t>(child->pid),
-                                        rules, std::move(snapshots));
+                                        rules, std::move(snapshots), std::move(*views));
   if (!pipeline)
     return abandon(pipeline.error());
   (*pipeline)->dec().snapshot_fds(static_cast<uint32_t>(child->pid));
@@ -137,6 +185,7 @@ result<int> run_traced(const run_options& options)
   int exit_code = wait_for_exit(child->pid);
   (*probes)->disarm(static_cast<uint32_t>(child->pid));
   auto finished = (*pipeline)->finish();
+  report_views(**pipeline, live_out);
   if (!released)
     return std::unexpected(released.error());
   // A trace file that failed (a full disk, its directory removed) costs the trace, not the run:

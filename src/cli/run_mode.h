@@ -21,6 +21,10 @@ struct run_options {
   uint64_t interval_ms = 0;                // profile mode's interval; 0: as the config says (or 1000)
   std::vector<std::string> snapshot_dirs;  // snapshotted (paths, sizes, mtimes) at start and end
   bool no_index = false;                   // skip TRACE.zindex (sink/trace_index.h)
+  bool print = false;                      // one line per event (sink/event_print.h)
+  std::vector<std::string> print_filter;   // --print only these layers; empty: all
+  std::string print_file;                  // --print to this file; empty: stdout
+  bool live = false;                       // the live view on stdout (sink/live_view.h)
 };
 
 // Returns the exit code the tool should exit with: the command's, as a shell reports it.

@@ -69,10 +69,21 @@ trace_pipeline::~trace_pipeline() = default;
 result<std::unique_ptr<trace_pipeline>> trace_pipeline::start(session& probes, gzip_member_writer trace_file,
                                                               uint32_t root_pid,
                                                               std::vector<system_rule> rules,
-                                                              snapshot_plan snapshots)
+                                                              snapshot_plan snapshots, live_views views)
 {
   std::unique_ptr<trace_pipeline> p(
       new trace_pipeline(probes, std::move(trace_file), root_pid, std::move(rules)));
+  if (views.print) {
+    p->printer_ = std::make_unique<event_printer>(
+        std::move(views.print), std::move(views.print_layers),
+        [rules = &p->rules_](const process_info& proc) { return system_label(proc, *rules); });
+    p->dec_.add_view(p->printer_.get());
+  }
+  if (views.live) {
+    p->live_ = std::make_unique<live_view>([pipeline = p.get()] { return pipeline->kernel_facts(); },
+                                           std::move(views.live));
+    p->dec_.add_view(p->live_.get());
+  }
   p->snapshots_ = std::move(snapshots);
   write_start_snapshots(p->writer_, p->snapshots_, p->process_snapshots_, root_pid);
   // The first part is written before anything is traced: a path that takes no writes (a full
@@ -89,6 +100,20 @@ result<std::unique_ptr<trace_pipeline>> trace_pipeline::start(session& probes, g
     return std::unexpected(running.error());
   p->collector_ = std::move(*running);
   return p;
+}
+
+live_kernel_facts trace_pipeline::kernel_facts()
+{
+  // Read on the decoding thread while the main thread waits; the maps outlive the pipeline.
+  live_kernel_facts k{probes_.losses().total(), std::nullopt};
+  for (const auto& r : probes_.reports())
+    if (r.name == "pagecache" && r.live) {
+      uint64_t misses = 0;
+      for (const auto& [key, c] : probes_.page_cache_counts())
+        misses += c.added > c.dirtied ? c.added - c.dirtied : 0;
+      k.cache_misses = misses;
+    }
+  return k;
 }
 
 result<> trace_pipeline::finish()

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,9 @@
 #include "collect/decoder.h"
 #include "core/result.h"
 #include "probe/session.h"
+#include "sink/async_output.h"
+#include "sink/event_print.h"
+#include "sink/live_view.h"
 #include "sink/pfw_writer.h"
 #include "sink/snapshots.h"
 #include "sink/summary.h"
@@ -21,13 +26,20 @@
 
 namespace dc {
 
+// What is shown while the trace is written: --print's lines and the live view's frames.
+struct live_views {
+  std::unique_ptr<async_output> print;              // null: no --print
+  std::set<std::string, std::less<>> print_layers;  // empty: every layer
+  std::function<void(const live_frame&)> live;      // null: no live view
+};
+
 class trace_pipeline {
  public:
   // root_pid names the trace's host line; `rules` label storage systems; `snapshots` are taken
   // before the collector starts and (directories) after it stopped.
   static result<std::unique_ptr<trace_pipeline>> start(session& probes, gzip_member_writer trace_file,
                                                        uint32_t root_pid, std::vector<system_rule> rules,
-                                                       snapshot_plan snapshots = {});
+                                                       snapshot_plan snapshots = {}, live_views views = {});
   ~trace_pipeline();
 
   decoder& dec() { return dec_; }
@@ -47,12 +59,17 @@ class trace_pipeline {
   const result<>& trace_status() const { return writer_.status(); }
   const loss_counts& lost() const { return lost_; }
   uint64_t malformed() const { return dec_.malformed(); }
+  // --print's printer (null without --print): after finish(), its lines and its output's status.
+  const event_printer* printer() const { return printer_.get(); }
   // Seconds from start() to the end of finish()'s drain: the run the summary's rates are over.
   double elapsed_s() const { return std::chrono::duration<double>(ended_ - started_).count(); }
 
  private:
   trace_pipeline(session& probes, gzip_member_writer trace_file, uint32_t root_pid,
                  std::vector<system_rule> rules);
+
+  // What the live view needs from the kernel side: losses, and the page cache's misses so far.
+  live_kernel_facts kernel_facts();
 
   session& probes_;
   std::vector<system_rule> rules_;
@@ -62,6 +79,8 @@ class trace_pipeline {
   pfw_writer writer_;
   summary_builder summary_;
   decoder dec_;
+  std::unique_ptr<event_printer> printer_;
+  std::unique_ptr<live_view> live_;
   std::unique_ptr<collector> collector_;
   loss_counts lost_;
   bool index_ = true;

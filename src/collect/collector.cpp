@@ -121,8 +121,10 @@ void collector::format_loop()
     if (profile_ && (done || (decoded_until && std::chrono::steady_clock::now() - last_take_ >=
                                                    std::chrono::nanoseconds(profile_->interval_ns()))))
       take_counters(decoded_until, done);
+    auto now = std::chrono::steady_clock::now();
+    decoder_.tick(now);
     if (writer_ && sink_status_) {
-      auto flushed = writer_->maybe_flush(std::chrono::steady_clock::now());
+      auto flushed = writer_->maybe_flush(now);
       if (!flushed)
         sink_status_ = flushed;
     }

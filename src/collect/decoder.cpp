@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "sink/event_sink.h"
 #include "sink/pfw_writer.h"
 #include "sink/summary.h"
 
@@ -193,6 +194,12 @@ void decoder::finish_trace()
 {
   if (sinks_.trace)
     sinks_.trace->flush_held({state_.names, state_.processes});
+  for (event_sink* v : views_) v->finish({state_.names, state_.processes});
+}
+
+void decoder::tick(std::chrono::steady_clock::time_point now)
+{
+  for (event_sink* v : views_) v->tick(now, {state_.names, state_.processes});
 }
 
 void decoder::emit(const trace_event& ev)
@@ -201,6 +208,7 @@ void decoder::emit(const trace_event& ev)
     sinks_.trace->write_event(ev, {state_.names, state_.processes});
   if (sinks_.summary)
     sinks_.summary->add(ev);
+  for (event_sink* v : views_) v->add(ev, {state_.names, state_.processes});
 }
 
 }  // namespace dc

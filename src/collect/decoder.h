@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -26,6 +27,7 @@ namespace dc {
 
 class pfw_writer;
 class summary_builder;
+class event_sink;
 
 struct event_sinks {
   pfw_writer* trace = nullptr;
@@ -60,14 +62,20 @@ class decoder {
   // Names the files a process holds open now (its /proc/PID/fd), for fds opened before tracing.
   void snapshot_fds(uint32_t pid);
 
+  // Another view fed every event (before the collector starts).
+  void add_view(event_sink* view) { views_.push_back(view); }
+
   decode_state& state() { return state_; }
   const decode_state& state() const { return state_; }
   // One process's in-kernel page-cache counts for one file (read at the end of a run), to the summary.
   void decode_page_cache(const dc_pagecache_key& key, const dc_pagecache_counts& counts);
   // One PAGECACHE totals line per process and file the summary has counts for, at now_us.
   void write_page_cache_counters(uint64_t now_us);
-  // Writes the spans still waiting for a parent that never came (after the ring is drained).
+  // Writes the spans still waiting for a parent that never came (after the ring is drained),
+  // then ends the views.
   void finish_trace();
+  // After each decoded batch: the views' turn to show what they have.
+  void tick(std::chrono::steady_clock::time_point now);
   uint64_t malformed() const { return malformed_; }
 
  private:
@@ -95,6 +103,7 @@ class decoder {
 
   decode_state state_;
   event_sinks sinks_;
+  std::vector<event_sink*> views_;  // --print, the live view (sink/event_sink.h)
   uint64_t malformed_ = 0;
 };
 
@@ -108,6 +117,12 @@ layer_op block_op(uint32_t op);
 layer_op fs_op(uint32_t op);
 layer_op net_op(uint32_t op);
 layer_op fault_op(uint32_t op);
+
+struct syscall_info;
+// Which way a POSIX call that moved bytes moved them for its files (fhash: `a`, fhash2: `b`),
+// for events and profile counters alike. Only file data counts as the application's I/O
+// (amplification, page cache); bytes through sockets and pipes stay in the call's own totals.
+void set_posix_dirs(trace_event& ev, const syscall_info& info, const dc_file_ref& a, const dc_file_ref& b);
 
 // "/a/b/c" from the leaf-first, NUL-separated components a BPF path walk produces.
 std::string join_components(std::string_view leaf_first);

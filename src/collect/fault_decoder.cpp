@@ -32,6 +32,8 @@ void decoder::decode_fault(const dc_fault_event& raw)
     ev.add_arg("around_first", static_cast<int64_t>(raw.around_first));
     ev.add_arg("around_last", static_cast<int64_t>(raw.around_last));
   }
+  if (!(raw.flags & DC_FAULT_MAPPED_UNKNOWN))
+    ev.add_arg("pages_mapped", raw.pages_mapped);
   ev.add_arg("pages_read", raw.pages_read);
   ev.add_arg("major", raw.major);
   ev.add_arg("minor", raw.minor);

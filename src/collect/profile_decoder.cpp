@@ -30,8 +30,7 @@ bool decoder::name_counter(const dc_profile_key& key, trace_event& ev)
         return false;
       ev.name = info->name;
       ev.category = category::posix;
-      // As in events: only file data counts as the application's I/O.
-      ev.dir = dc_is_file_data(key.file.mode) ? info->dir : io_dir::none;
+      set_posix_dirs(ev, *info, key.file, key.file2);
       return true;
     }
     case DC_PROF_UPROBE:
@@ -63,8 +62,9 @@ void decoder::decode_profile(const dc_profile_key& key, const dc_profile_counts&
   ev.dur_us = counts.time_ns / 1000;
   ev.bytes = counts.bytes;
   if (ev.bytes == 0)
-    ev.dir = io_dir::none;
+    ev.dir = ev.dir2 = io_dir::none;
   ev.fhash = key.file.mode ? file_hash(key.file, key.tgid, -1) : 0;
+  ev.fhash2 = key.file2.mode ? file_hash(key.file2, key.tgid, -1) : 0;
   ev.add_arg("count", static_cast<int64_t>(counts.count));
   ev.add_arg("time_us", static_cast<int64_t>(ev.dur_us));
   ev.add_arg("bytes", static_cast<int64_t>(counts.bytes));

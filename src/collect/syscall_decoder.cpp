@@ -26,6 +26,12 @@ int64_t shown_value(uint64_t raw, arg_format format)
 
 }  // namespace
 
+void set_posix_dirs(trace_event& ev, const syscall_info& info, const dc_file_ref& a, const dc_file_ref& b)
+{
+  ev.dir = dc_is_file_data(a.mode) ? info.dir : io_dir::none;
+  ev.dir2 = moves_between_files(info) && dc_is_file_data(b.mode) ? io_dir::write : io_dir::none;
+}
+
 uint64_t decoder::file_hash(const dc_file_ref& ref, uint32_t tgid, int64_t fd)
 {
   if (ref.mode == 0)
@@ -97,10 +103,7 @@ void decoder::decode_syscall(const dc_syscall_event& raw)
   ev.add_arg("ret", raw.ret);
   if (info->dir != io_dir::none && raw.ret > 0) {
     ev.bytes = static_cast<uint64_t>(raw.ret);
-    // Only file data counts as the application's I/O in amplification and the page cache;
-    // bytes through sockets and pipes are still in the call's own totals.
-    if (dc_is_file_data(raw.file_a.mode))
-      ev.dir = info->dir;
+    set_posix_dirs(ev, *info, raw.file_a, raw.file_b);
   }
 
   const dc_syscall_spec& spec = info->spec;

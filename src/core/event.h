@@ -32,12 +32,13 @@ struct trace_event {
   uint32_t tid = 0;           // TID
   uint64_t ts_us = 0;         // epoch microseconds
   uint64_t dur_us = 0;
-  uint64_t bytes = 0;         // data moved, for layers that move data
-  io_dir dir = io_dir::none;  // which way `bytes` moved
-  bool counter = false;       // a "ph":"C" counter sample (args are the counts), not a span
-  uint64_t count = 1;         // calls the event stands for: a profile counter sums many
-  uint64_t fhash = 0;         // 0: no file
-  uint64_t fhash2 = 0;        // second file (rename target, sendfile input, ...)
+  uint64_t bytes = 0;          // data moved, for layers that move data
+  io_dir dir = io_dir::none;   // which way `bytes` moved, for the file fhash
+  io_dir dir2 = io_dir::none;  // and for fhash2: a copy between two files reads one, writes the other
+  bool counter = false;        // a "ph":"C" counter sample (args are the counts), not a span
+  uint64_t count = 1;          // calls the event stands for: a profile counter sums many
+  uint64_t fhash = 0;          // 0: no file
+  uint64_t fhash2 = 0;         // second file (rename target, a copy's output)
   // Nesting, for events the kernel placed on their thread's call stack (level 0: not placed).
   // The kernel's id is then the event's id, so children can name a parent written after them.
   uint64_t id = 0;
@@ -48,7 +49,9 @@ struct trace_event {
   enum class parent_of : uint8_t { none, syscall, call, call_sent } parent_kind = parent_of::none;
   lane_kind lane = lane_kind::none;
   uint32_t lane_dev = 0;  // lane_kind::device: the device (major << 20 | minor)
-  std::array<event_arg, 8> args{};
+  // The most any decoder adds: the page-fault layer's 10 (address, write, index, around_first,
+  // around_last, pages_mapped, pages_read, major, minor, in_kernel); add_arg drops any more.
+  std::array<event_arg, 10> args{};
   uint8_t arg_count = 0;
   std::array<std::pair<std::string_view, std::string>, 4> texts{};  // string args (addresses, ...)
   uint8_t text_count = 0;
@@ -65,5 +68,15 @@ struct trace_event {
       args[arg_count++] = {key, value};
   }
 };
+
+// Calls `f(fhash, dir)` for each file whose data an event moved: fhash, then fhash2 (a copy).
+template <class F>
+void for_each_moved_file(const trace_event& ev, F&& f)
+{
+  if (ev.dir != io_dir::none)
+    f(ev.fhash, ev.dir);
+  if (ev.dir2 != io_dir::none)
+    f(ev.fhash2, ev.dir2);
+}
 
 }  // namespace dc

@@ -72,6 +72,12 @@ struct process_info {
 
 using process_table = std::map<uint32_t, process_info>;
 
+// What a sink needs to name an event's file and process (the decoder's tables, read-only).
+struct trace_names {
+  const name_table& names;
+  const process_table& processes;
+};
+
 // Converts a user-space st_dev to the kernel's s_dev encoding that BPF reports.
 inline uint32_t kernel_dev(uint64_t major, uint64_t minor)
 {

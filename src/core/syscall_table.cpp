@@ -37,6 +37,11 @@ constexpr dc_syscall_spec two_fds(int8_t a, int8_t b)
 {
   return {1, a, b, 0, none, none, none, none, DC_MOVES_NONE, none};
 }
+// A call that moves data between two files: read from `in`, written to `out` (DC_MOVES_COPY).
+constexpr dc_syscall_spec copy_call(int8_t in, int8_t out)
+{
+  return {1, in, out, 0, none, none, none, none, DC_MOVES_COPY, none};
+}
 constexpr dc_syscall_spec two_paths(int8_t a, int8_t b, int8_t dirfd_a = none, int8_t dirfd_b = none)
 {
   return {1, none, none, 0, a, b, dirfd_a, dirfd_b, DC_MOVES_NONE, none};
@@ -172,14 +177,21 @@ std::vector<syscall_info> build_table()
 #endif
       DC_SYSCALL(dup3, fd_call(0), {{fd0, {"newfd", 1, i32}, {"flags", 2}}}, io_dir::none),
       DC_SYSCALL(fcntl, fd_call(0), {{fd0, {"cmd", 1}, {"arg", 2}}}, io_dir::none),
+  // Two-file calls show their input as "fd" (and fhash) and their output as "out_fd" (and
+  // fhash2), whatever the order of their arguments (sendfile's output comes first).
 #ifdef SYS_sendfile
-      DC_SYSCALL(sendfile, two_fds(0, 1), {{{"fd", 0, i32}, {"in_fd", 1, i32}, {"count", 3, uns}}},
-                 io_dir::write),
+      DC_SYSCALL(sendfile, copy_call(1, 0), {{{"fd", 1, i32}, {"out_fd", 0, i32}, {"count", 3, uns}}},
+                 io_dir::read),
 #endif
-      DC_SYSCALL(splice, two_fds(0, 2),
-                 {{{"fd", 0, i32}, {"out_fd", 2, i32}, {"count", 4, uns}, {"flags", 5}}}, io_dir::write),
-      DC_SYSCALL(copy_file_range, two_fds(0, 2),
-                 {{{"fd", 0, i32}, {"out_fd", 2, i32}, {"count", 4, uns}, {"flags", 5}}}, io_dir::write),
+      DC_SYSCALL(splice, copy_call(0, 2),
+                 {{{"fd", 0, i32}, {"out_fd", 2, i32}, {"count", 4, uns}, {"flags", 5}}}, io_dir::read),
+      DC_SYSCALL(tee, copy_call(0, 1),
+                 {{{"fd", 0, i32}, {"out_fd", 1, i32}, {"count", 2, uns}, {"flags", 3}}}, io_dir::read),
+      DC_SYSCALL(copy_file_range, copy_call(0, 2),
+                 {{{"fd", 0, i32}, {"out_fd", 2, i32}, {"count", 4, uns}, {"flags", 5}}}, io_dir::read),
+      // User memory into a pipe (a pipe's read end copies out instead: a pipe is never file data,
+      // so only the call's own totals see its bytes either way).
+      DC_SYSCALL(vmsplice, fd_call(0), {{fd0, {"iovcnt", 2}, {"flags", 3}}}, io_dir::write),
       DC_SYSCALL(io_uring_enter, fd_call(0), {{fd0, {"to_submit", 1}, {"min_complete", 2}, {"flags", 3}}},
                  io_dir::none),
       DC_SYSCALL(sendto, fd_call(0), {{fd0, {"count", 2, uns}, {"flags", 3}}}, io_dir::write),
@@ -189,11 +201,13 @@ std::vector<syscall_info> build_table()
       DC_SYSCALL(sendmmsg, fd_call(0), {{fd0, {"vlen", 2}, {"flags", 3}}}, io_dir::none),
       DC_SYSCALL(recvmmsg, fd_call(0), {{fd0, {"vlen", 2}, {"flags", 3}}}, io_dir::none),
   };
-  // What profile mode needs besides files: which way bytes move, and where the offset is.
+  // What profile mode needs besides files: which way bytes move (copies are set above), and
+  // where the offset is.
   for (syscall_info& s : t) {
-    s.spec.moves = s.dir == io_dir::read    ? DC_MOVES_READ
-                   : s.dir == io_dir::write ? DC_MOVES_WRITE
-                                            : DC_MOVES_NONE;
+    if (s.spec.moves == DC_MOVES_NONE)
+      s.spec.moves = s.dir == io_dir::read    ? DC_MOVES_READ
+                     : s.dir == io_dir::write ? DC_MOVES_WRITE
+                                              : DC_MOVES_NONE;
     for (const shown_arg& a : s.args)
       if (a.key == "offset")
         s.spec.offset_arg = a.index;

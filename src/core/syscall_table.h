@@ -30,8 +30,16 @@ struct syscall_info {
   std::string_view name;
   dc_syscall_spec spec;
   std::array<shown_arg, 4> args;  // key empty = unused
-  io_dir dir;                     // none: the return value is not a byte count
+  io_dir dir;                     // none: the return value is not a byte count; a copy: read
 };
+
+// A call that moves data between two files (copy_file_range, sendfile, splice, tee): its return
+// value is bytes read from its first file (fd_a, the trace's fhash) and written to its second
+// (fd_b, fhash2).
+inline bool moves_between_files(const syscall_info& s)
+{
+  return s.spec.moves == DC_MOVES_COPY;
+}
 
 // Every traced system call known on this architecture.
 std::span<const syscall_info> traced_syscalls();

@@ -48,19 +48,20 @@ nlohmann::json flows_json(const std::map<std::string, layer_flow, std::less<>>& 
 
 }  // namespace
 
-void add_flow(layer_flow& f, const trace_event& ev)
+void add_flow(layer_flow& f, io_dir dir, const trace_event& ev)
 {
-  if (ev.dir == io_dir::none)
+  if (dir == io_dir::none)
     return;
-  (ev.dir == io_dir::read ? f.read_bytes : f.write_bytes) += ev.bytes;
-  (ev.dir == io_dir::read ? f.read_ops : f.write_ops) += ev.count;
+  (dir == io_dir::read ? f.read_bytes : f.write_bytes) += ev.bytes;
+  (dir == io_dir::read ? f.read_ops : f.write_ops) += ev.count;
 }
 
 void file_tally::add(const trace_event& ev)
 {
-  if (ev.fhash == 0 || ev.dir == io_dir::none)
-    return;
-  add_flow(by_file_[{ev.pid, ev.fhash}][std::string(ev.category)], ev);
+  for_each_moved_file(ev, [&](uint64_t fhash, io_dir dir) {
+    if (fhash != 0)
+      add_flow(by_file_[{ev.pid, fhash}][std::string(ev.category)], dir, ev);
+  });
 }
 
 nlohmann::json file_tally::json(const name_table& names) const

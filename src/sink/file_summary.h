@@ -22,12 +22,12 @@ struct layer_flow {
   uint64_t write_ops = 0;  // operations that moved data out
 };
 
-// Adds an event that moved data (dir != none) to a flow.
-void add_flow(layer_flow& f, const trace_event& ev);
+// Adds an event's bytes and calls to a flow, the way `dir` (one of the event's directions) says.
+void add_flow(layer_flow& f, io_dir dir, const trace_event& ev);
 
 class file_tally {
  public:
-  // Events that moved a file's data; others are ignored.
+  // Events that moved a file's data (a copy: both files); others are ignored.
   void add(const trace_event& ev);
   bool empty() const { return by_file_.empty(); }
   // {path: {layer: {read_bytes, write_bytes, reads, writes}, amplification: {read, write}}}

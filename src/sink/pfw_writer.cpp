@@ -252,11 +252,15 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
 void pfw_writer::write_counter(const trace_event& ev, const trace_names& names)
 {
   series_.assign(ev.category);
-  if (ev.fhash) {
-    const std::string* path = names.names.find(ev.fhash);
-    series_.push_back(' ');
-    series_.append(path ? *path : std::to_string(ev.fhash));
-  }
+  auto name_file = [&](uint64_t fhash, std::string_view sep) {
+    if (fhash == 0)
+      return;
+    const std::string* path = names.names.find(fhash);
+    series_.append(sep);
+    series_.append(path ? *path : std::to_string(fhash));
+  };
+  name_file(ev.fhash, " ");
+  name_file(ev.fhash2, " -> ");  // a copy's series names the file it wrote too
   std::string& b = out_.buffer();
   b.push_back('{');
   append_string_field(b, "id", series_, true);
@@ -270,6 +274,8 @@ void pfw_writer::write_counter(const trace_event& ev, const trace_names& names)
   append_field(b, "hhash", hhash_);
   if (ev.fhash)
     append_field(b, "fhash", ev.fhash);
+  if (ev.fhash2)
+    append_field(b, "fhash2", ev.fhash2);
   b.append(",\"args\":{");
   for (uint8_t i = 0; i < ev.arg_count; ++i) append_field(b, ev.args[i].key, ev.args[i].value, i == 0);
   b.append("}}\n");

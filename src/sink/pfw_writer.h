@@ -23,11 +23,6 @@
 
 namespace dc {
 
-struct trace_names {
-  const name_table& names;
-  const process_table& processes;
-};
-
 class pfw_writer {
  public:
   static constexpr size_t member_bytes = 4 << 20;

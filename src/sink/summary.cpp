@@ -15,12 +15,12 @@ namespace {
 void add_to(io_totals& t, const trace_event& ev)
 {
   layer_ops& ops = t.ops;
-  if (ev.dir != io_dir::none) {
+  for_each_moved_file(ev, [&](uint64_t, io_dir dir) {
     auto flow = t.flows.find(ev.category);
     if (flow == t.flows.end())
       flow = t.flows.emplace(std::string(ev.category), layer_flow{}).first;
-    add_flow(flow->second, ev);
-  }
+    add_flow(flow->second, dir, ev);
+  });
   auto layer = ops.find(ev.category);
   if (layer == ops.end())
     layer = ops.emplace(std::string(ev.category), std::map<std::string, op_stats>{}).first;

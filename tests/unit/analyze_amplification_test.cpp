@@ -75,6 +75,33 @@ std::vector<trace_line> workload()
           ev("BLOCK", "read", 11, 1, 0, {{"count", 2}, {"time_us", 40}, {"bytes", 8192}}, phase::counter)};
 }
 
+// A copy (span or counter) read its fhash and wrote its args.fhash2; a pipe end is no file data.
+TEST(AnalyzeAmplification, CopiesReadTheirInputAndWriteTheirOutput)
+{
+  amplification acc;
+  test::feed(acc, {ev("POSIX", "copy_file_range", 10, 1, 10,
+                      {{"fd", 3}, {"out_fd", 4}, {"ret", 300}, {"fhash2", 5}}),
+                   ev("POSIX", "splice", 10, 1, 10, {{"fd", 3}, {"out_fd", 6}, {"ret", 40}, {"fhash2", 2}}),
+                   ev("POSIX", "sendfile", 10, 1, 0,
+                      {{"count", 2}, {"time_us", 9}, {"bytes", 500}, {"fhash2", 5}}, phase::counter)});
+  auto j = acc.report(names());
+  EXPECT_EQ(j["total"]["sys_read_bytes"], 840);
+  EXPECT_EQ(j["total"]["sys_write_bytes"], 800);
+  EXPECT_EQ(j["total"]["SYS_R"], 4);
+  EXPECT_EQ(j["total"]["SYS_W"], 3);
+  for (const auto& f : j["files"]) {
+    EXPECT_NE(f["file"], "pipe:[12]");
+    if (f["file"] == "/data/x") {
+      EXPECT_EQ(f["POSIX"]["read_bytes"], 840);
+      EXPECT_EQ(f["POSIX"]["write_bytes"], 0);
+    }
+    if (f["file"] == "/dev/shm/seg") {
+      EXPECT_EQ(f["POSIX"]["read_bytes"], 0);
+      EXPECT_EQ(f["POSIX"]["write_bytes"], 800);
+    }
+  }
+}
+
 TEST(AnalyzeAmplification, FilesProcessesSystemsAndTotals)
 {
   amplification acc;

@@ -143,6 +143,23 @@ TEST(AnalyzeClock, AStepBetweenTracesOfOneHostIsReported)
       std::string::npos);
 }
 
+// Clock values no clock gives (found by the trace_text fuzz target: the realtime-monotonic
+// difference of INT64_MIN and INT64_MAX overflowed) are reported exactly, and an offset beyond
+// ~11.6 days leaves its host unsynchronized instead of moving its records by it.
+TEST(AnalyzeClock, ExtremeClockValuesAreReportedWithoutOverflow)
+{
+  temp_dir d;
+  host_trace wild{"node-w", 55, true, INT64_MAX};
+  write_members(d.file("w1.pfw.gz"), {trace_text(wild, t0, INT64_MIN)});
+  write_members(d.file("w2.pfw.gz"), {trace_text(wild, t0, INT64_MAX)});
+  write_members(d.file("b.pfw.gz"), {trace_text(node_b, t0)});
+  auto j = read_all({d.path}).all.report(0);
+  EXPECT_EQ(clock_host(j, "node-w")["realtime_step_us"], UINT64_MAX / 1000);
+  EXPECT_EQ(clock_host(j, "node-w")["synchronized"], false);
+  EXPECT_EQ(clock_host(j, "node-w")["records_shifted"], 0);
+  EXPECT_EQ(process(j, "node-w")["start_us"], t0);
+}
+
 TEST(AnalyzeClock, PartialsOfEachHostMergeToTheReportOfBoth)
 {
   temp_dir d;

@@ -228,6 +228,29 @@ TEST(AnalyzeCounters, ThreadsInterleavedOutOfOrderAreReplayedInCallOrder)
   EXPECT_DOUBLE_EQ(fc(f, "F_MAX_READ_TIME"), 30e-6);
 }
 
+// A copy is a read of its input (fd, fhash) and a write of its output (out_fd, fhash2), each
+// at its descriptor's position.
+TEST(AnalyzeCounters, CopiesReadTheirInputAndWriteTheirOutput)
+{
+  std::vector<trace_line> lines = {
+      call("openat", 10, 1, {{"ret", 3}}), call("openat", 11, 1, {{"ret", 4}}, file_b),
+      call("copy_file_range", 20, 5, {{"fd", 3}, {"out_fd", 4}, {"ret", 3000}, {"fhash2", file_b}}),
+      call("sendfile", 30, 5, {{"fd", 3}, {"out_fd", 4}, {"ret", 1000}, {"fhash2", file_b}}),
+      call("splice", 40, 5, {{"fd", 3}, {"out_fd", 9}, {"ret", 50}, {"fhash2", 303}})};
+  auto a = entry(lines), b = entry(lines, "/data/b");
+  ASSERT_FALSE(a.is_null());
+  ASSERT_FALSE(b.is_null());
+  EXPECT_EQ(c(a, "READS"), 3);
+  EXPECT_EQ(c(a, "BYTES_READ"), 4050);
+  EXPECT_EQ(c(a, "CONSEC_READS"), 2);  // at 3000, then 4000
+  EXPECT_EQ(c(a, "WRITES"), 0);
+  EXPECT_EQ(c(b, "WRITES"), 2);
+  EXPECT_EQ(c(b, "BYTES_WRITTEN"), 4000);
+  EXPECT_EQ(c(b, "MAX_BYTE_WRITTEN"), 3999);
+  EXPECT_EQ(c(b, "READS"), 0);
+  EXPECT_TRUE(entry(lines, "pipe:[77]").is_null());
+}
+
 TEST(AnalyzeCounters, FilesAndProcessesAreSeparateAndPseudoFilesLeftOut)
 {
   trace_line other = call("pread64", 30, 1, {{"fd", 3}, {"offset", 0}, {"ret", 5000}});

@@ -182,6 +182,48 @@ TEST_F(decoder_fixture, SocketBytesAreNotFileIoInAmplification)
   EXPECT_EQ(summary.totals().flows.at("POSIX").write_bytes, 40u);
 }
 
+// A copy reads its input (fhash) and writes its output (fhash2), as an event and as a counter;
+// a socket or pipe end moves no file data. sendfile's output is its first argument.
+TEST_F(decoder_fixture, CopiesReadTheirInputAndWriteTheirOutput)
+{
+  dc_file_ref out{99, (8u << 20) | 1, S_IFREG}, sock{777, 9, S_IFSOCK};
+  feed_path(DC_REC_FILE_NAME, 11, "", std::string_view("data.bin\0dir\0", 13), data_file);
+  feed_path(DC_REC_FILE_NAME, 11, "", std::string_view("out\0dir\0", 8), out);
+  feed_syscall(SYS_copy_file_range, 11, 5000, {3, 0, 4, 0, 8192, 0}, data_file, out);
+  feed_syscall(SYS_sendfile, 11, 700, {5, 3, 0, 700, 0, 0}, data_file, sock);
+  dc_profile_key key{};
+  key.epoch = 1;
+  key.file = data_file;
+  key.file2 = out;
+  key.tgid = 10;
+  key.layer = DC_PROF_POSIX;
+  key.op = SYS_copy_file_range;
+  dec->decode_profile(key, {2, 10'000, 300, 1}, 1'000'000);
+  auto files = summary.files().json(dec->state().names);
+  EXPECT_EQ(files["/dir/data.bin"]["POSIX"]["read_bytes"], 6000);
+  EXPECT_EQ(files["/dir/data.bin"]["POSIX"]["reads"], 4);
+  EXPECT_EQ(files["/dir/data.bin"]["POSIX"]["write_bytes"], 0);
+  EXPECT_EQ(files["/dir/out"]["POSIX"]["write_bytes"], 5300);
+  EXPECT_EQ(files["/dir/out"]["POSIX"]["writes"], 3);
+  EXPECT_EQ(files["/dir/out"]["POSIX"]["read_bytes"], 0);
+  EXPECT_EQ(summary.totals().flows.at("POSIX").read_bytes, 6000u);
+  EXPECT_EQ(summary.totals().ops.at("POSIX").at("copy_file_range").count, 3u);  // calls, not files
+  ASSERT_TRUE(writer->finish({}));
+  auto lines = test::parse_trace_text(test::read_gzip_members(path).text).lines;
+  std::vector<nlohmann::json> spans, samples;
+  for (auto& j : lines) (j["ph"] == "X" ? spans : samples).push_back(j);
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0]["args"]["fhash"], string_hash("/dir/data.bin"));
+  EXPECT_EQ(spans[0]["args"]["fhash2"], string_hash("/dir/out"));
+  EXPECT_EQ(spans[1]["args"]["fd"], 3);  // sendfile(out_fd 5, in_fd 3)
+  EXPECT_EQ(spans[1]["args"]["out_fd"], 5);
+  EXPECT_EQ(spans[1]["args"]["fhash2"], string_hash("socket:[777]"));
+  auto sample = std::ranges::find(samples, "C", [](const auto& j) { return j["ph"]; });
+  ASSERT_NE(sample, samples.end());
+  EXPECT_EQ((*sample)["fhash2"], string_hash("/dir/out"));
+  EXPECT_EQ((*sample)["id"], "POSIX /dir/data.bin -> /dir/out");
+}
+
 TEST_F(decoder_fixture, TasksBuildTheProcessTable)
 {
   feed_task(DC_TASK_EXEC, 10, 10, 1, "app", std::string_view("app\0-x\0", 7));

@@ -1,0 +1,19 @@
+// `datacrumbs live RUN-ID`: the live view of a daemon's run, from the snapshot the daemon
+// replaces every second in its run directory (cli/live_output.h, docs/live.md).
+#pragma once
+
+#include <string>
+
+#include "core/result.h"
+
+namespace dc {
+
+struct live_options {
+  std::string run_id;
+  bool once = false;  // print the current frame and exit
+};
+
+// 0 once the run's last frame is shown; an error when there is no such run or its daemon is gone.
+result<int> run_live(const live_options& options);
+
+}  // namespace dc

@@ -1,0 +1,130 @@
+#include "sink/live_view.h"
+
+#include <algorithm>
+
+#include "core/category.h"
+#include "sink/page_cache_summary.h"
+
+namespace dc {
+
+namespace {
+
+uint64_t now_epoch_us()
+{
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// The `top_rows` rows with the most bytes (then operations), named by `name`.
+template <class Map, class Name>
+std::vector<live_row> top(const Map& tallies, Name&& name, size_t n)
+{
+  std::vector<live_row> rows;
+  rows.reserve(tallies.size());
+  for (const auto& [key, t] : tallies) rows.push_back({name(key), t.read_bytes, t.write_bytes, t.ops});
+  std::ranges::sort(rows, [](const live_row& a, const live_row& b) {
+    uint64_t ab = a.read_bytes + a.write_bytes, bb = b.read_bytes + b.write_bytes;
+    return ab != bb ? ab > bb : a.ops != b.ops ? a.ops > b.ops : a.name < b.name;
+  });
+  if (rows.size() > n)
+    rows.resize(n);
+  return rows;
+}
+
+}  // namespace
+
+live_view::live_view(std::function<live_kernel_facts()> facts, std::function<void(const live_frame&)> show)
+    : facts_(std::move(facts)), show_(std::move(show))
+{
+}
+
+void live_view::add_to(tally& t, const trace_event& ev, bool bytes)
+{
+  t.ops += ev.count;
+  if (bytes && ev.dir == io_dir::read)
+    t.read_bytes += ev.bytes;
+  else if (bytes && ev.dir == io_dir::write)
+    t.write_bytes += ev.bytes;
+}
+
+void live_view::add(const trace_event& ev, const trace_names&)
+{
+  if (!ev.counter) {
+    ++events_;
+    ++interval_events_;
+  }
+  // A process's or a file's bytes are the application's (POSIX): summed over every layer, one
+  // read would count once per layer it went through.
+  bool app = ev.category == category::posix;
+  add_to(processes_[ev.pid], ev, app);
+  if (ev.fhash)
+    add_to(files_[ev.fhash], ev, app);
+  auto layer = layers_.find(ev.category);
+  if (layer == layers_.end())
+    layer = layers_.emplace(std::string(ev.category), tally{}).first;
+  add_to(layer->second, ev, true);
+  auto total = totals_.find(ev.category);
+  if (total == totals_.end())
+    total = totals_.emplace(std::string(ev.category), tally{}).first;
+  add_to(total->second, ev, true);
+  // The same pages the summary's page-cache section counts as read.
+  if (ev.fhash && ev.dir == io_dir::read && ev.category == category::posix)
+    pages_read_ += pages_touched(ev);
+}
+
+void live_view::tick(std::chrono::steady_clock::time_point now, const trace_names& names)
+{
+  if (now - last_ >= interval)
+    show(now, names, false);
+}
+
+void live_view::finish(const trace_names& names)
+{
+  show(std::chrono::steady_clock::now(), names, true);
+}
+
+void live_view::show(std::chrono::steady_clock::time_point now, const trace_names& names, bool ended)
+{
+  live_frame f;
+  f.seq = ++seq_;
+  f.time_us = now_epoch_us();
+  f.elapsed_s = std::chrono::duration<double>(now - started_).count();
+  f.interval_s = std::chrono::duration<double>(now - last_).count();
+  f.events = events_;
+  f.interval_events = interval_events_;
+  f.pages_read = pages_read_;
+  f.ended = ended;
+  if (facts_) {
+    live_kernel_facts k = facts_();
+    f.lost = k.lost;
+    f.cache_known = k.cache_misses.has_value();
+    f.cache_misses = k.cache_misses.value_or(0);
+  }
+  f.processes = top(
+      processes_,
+      [&](uint32_t pid) {
+        auto p = names.processes.find(pid);
+        return std::to_string(pid) + " " + (p == names.processes.end() ? std::string("?") : p->second.comm);
+      },
+      top_rows);
+  f.files = top(
+      files_,
+      [&](uint64_t hash) {
+        const std::string* path = names.names.find(hash);
+        return path ? *path : std::string("?");
+      },
+      top_rows);
+  auto same = [](const std::string& s) { return s; };
+  f.layers = top(layers_, same, layers_.size());
+  f.totals = top(totals_, same, totals_.size());
+  processes_.clear();
+  files_.clear();
+  layers_.clear();
+  interval_events_ = 0;
+  last_ = now;
+  if (show_)
+    show_(f);
+}
+
+}  // namespace dc
