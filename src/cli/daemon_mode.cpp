@@ -18,6 +18,7 @@
 #include "cli/output_files.h"
 #include "cli/trace_pipeline.h"
 #include "config/system_config.h"
+#include "core/file_text.h"
 #include "core/install_paths.h"
 #include "deploy/probe_file.h"
 #include "deploy/trace_name.h"
@@ -29,12 +30,9 @@ namespace {
 
 result<std::string> read_whole(const std::string& path)
 {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return fail("cannot read probe file '" + path + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  if (auto text = read_file_text(path))
+    return std::move(*text);
+  return fail("cannot read probe file '" + path + "'");
 }
 
 // Waits for SIGINT or SIGTERM (blocked in every thread from the start).

@@ -13,23 +13,13 @@
 #include "cli/daemon_mode.h"
 #include "cli/live_output.h"
 #include "config/system_config.h"
+#include "core/file_text.h"
 #include "deploy/trace_name.h"
 #include "sink/live_view.h"
 
 namespace dc {
 
 namespace {
-
-// The file's text, or nullopt when it cannot be read (not there yet, or gone).
-std::optional<std::string> read_text(const std::string& path)
-{
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Whether the daemon named by a ready file still runs (a daemon killed outright leaves it).
 bool daemon_alive(const std::string& ready_text)
@@ -54,8 +44,8 @@ result<int> run_live(const live_options& options)
   bool tty = isatty(STDOUT_FILENO) == 1;
   uint64_t shown = 0;
   for (;;) {
-    auto ready = read_text(ready_path);
-    auto text = read_text(snapshot_path);
+    auto ready = read_file_text(ready_path);
+    auto text = read_file_text(snapshot_path);
     if (!ready && !text)
       return fail("no daemon run '" + options.run_id + "' here (no " + ready_path + ")");
     if (text) {

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "core/file_text.h"
 #include "sink/snapshot_parse.h"
 
 namespace dc {
@@ -22,19 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> read_text(const std::string& path)
-{
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string read_trimmed(const std::string& path)
 {
-  std::string s = read_text(path).value_or("");
+  std::string s = read_file_text(path).value_or("");
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
 }
@@ -110,16 +101,16 @@ uint64_t snapshot_now_us()
 
 nlohmann::json system_spec()
 {
-  cpu_info cpu = parse_cpuinfo(read_text("/proc/cpuinfo").value_or(""));
-  std::string meminfo = read_text("/proc/meminfo").value_or("");
+  cpu_info cpu = parse_cpuinfo(read_file_text("/proc/cpuinfo").value_or(""));
+  std::string meminfo = read_file_text("/proc/meminfo").value_or("");
   std::string os_release =
-      read_text("/etc/os-release").value_or(read_text("/usr/lib/os-release").value_or(""));
+      read_file_text("/etc/os-release").value_or(read_file_text("/usr/lib/os-release").value_or(""));
   utsname uts{};
   uname(&uts);
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   nlohmann::json mounts = nlohmann::json::array();
-  for (const mount_entry& m : parse_mounts(read_text("/proc/self/mounts").value_or("")))
+  for (const mount_entry& m : parse_mounts(read_file_text("/proc/self/mounts").value_or("")))
     mounts.push_back({{"device", m.device},
                       {"mount_point", m.mount_point},
                       {"fs_type", m.fs_type},
@@ -141,20 +132,20 @@ nlohmann::json system_spec()
 nlohmann::json process_snapshot(uint32_t pid, const std::vector<std::string>* argv)
 {
   std::string dir = "/proc/" + std::to_string(pid);
-  auto status = read_text(dir + "/status");
+  auto status = read_file_text(dir + "/status");
   if (!status)
     return {{"pid", pid}, {"gone", true}};
   process_ids ids = parse_status(*status);
-  std::vector<std::string> environ = split_nul(read_text(dir + "/environ").value_or(""));
+  std::vector<std::string> environ = split_nul(read_file_text(dir + "/environ").value_or(""));
   nlohmann::json env = kept_environment(environ);
   nlohmann::json j = {{"pid", pid},
                       {"ppid", ids.ppid},
-                      {"argv", argv ? *argv : split_nul(read_text(dir + "/cmdline").value_or(""))},
+                      {"argv", argv ? *argv : split_nul(read_file_text(dir + "/cmdline").value_or(""))},
                       {"exe", read_link(dir + "/exe").value_or("")},
                       {"cwd", read_link(dir + "/cwd").value_or("")},
                       {"uid", ids.uid},
                       {"gid", ids.gid},
-                      {"cgroup", parse_cgroup(read_text(dir + "/cgroup").value_or(""))},
+                      {"cgroup", parse_cgroup(read_file_text(dir + "/cgroup").value_or(""))},
                       {"env", env}};
   if (auto rank = rank_of(env))
     j["rank"] = *rank;
