@@ -88,11 +88,13 @@ std::string inflate_until_stop(const std::string& bytes)
 
 constexpr const char* nothing = "datacrumbs: analyze: nothing could be read\n";
 
-TEST_F(analyze_command, AMissingFileIsNamedAndNothingReadIsExit1)
+// A path that does not exist is a bad argument (as every tool's, docs/reliability.md): one line,
+// exit 2, nothing read.
+TEST_F(analyze_command, AMissingFileIsABadArgumentNamedInOneLine)
 {
   auto r = analyze({d.file("none.pfw.gz")});
-  EXPECT_EQ(r.rc, 1);
-  EXPECT_EQ(r.err, "analyze: " + d.file("none.pfw.gz") + ": no such file\n" + nothing);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "datacrumbs: paths: '" + d.file("none.pfw.gz") + "' does not exist\n");
 }
 
 TEST_F(analyze_command, AnEmptyDirectoryIsNamed)
