@@ -9,6 +9,8 @@
 # Usage: fuzz.sh SOURCE_DIR BUILD_DIR SECONDS [TARGET...]   (default: every target)
 #   ctest fuzz_parsers runs it with a CI-sized SECONDS; docs/reliability.md gives longer runs.
 #   FUZZ_JOBS (default 2): targets fuzzed at once.
+#   FUZZ_SEED: libFuzzer's seed (ctest sets 1, so CI explores the same inputs each run and a new
+#   failure is one that a change made, not luck; unset, each run explores new ground).
 set -euo pipefail
 src=$(cd "$1" && pwd) dir=$2 seconds=$3
 shift 3
@@ -65,7 +67,9 @@ run_one() {
     echo "fuzz: $t: a kept regression input fails again (above)"
     return 1
   fi
-  if ! "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  local seed=()
+  [[ -n ${FUZZ_SEED:-} ]] && seed=(-seed="$FUZZ_SEED")
+  if ! "$bin" "${seed[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -use_value_profile=1 -dict="$dict" -artifact_prefix="$dir/artifacts/$t-" \
       "$corpus" "$src/tests/fuzz/corpus/$t" >>"$log" 2>&1; then
     tail -60 "$log"

@@ -33,10 +33,6 @@ constexpr dc_syscall_spec open_call(int8_t path, int8_t dirfd = none)
 {
   return {1, ret_fd, none, 0, path, none, dirfd, none, DC_MOVES_NONE, none};
 }
-constexpr dc_syscall_spec two_fds(int8_t a, int8_t b)
-{
-  return {1, a, b, 0, none, none, none, none, DC_MOVES_NONE, none};
-}
 // A call that moves data between two files: read from `in`, written to `out` (DC_MOVES_COPY).
 constexpr dc_syscall_spec copy_call(int8_t in, int8_t out)
 {
