@@ -26,7 +26,8 @@ struct {
 } dc_hold_gate SEC(".maps");
 
 /* Processes stopped by a hold and not yet continued (tgid -> 1): what the holder's death
- * continues. User space deletes an entry after its SIGCONT, the exit of the process before. */
+ * continues. An entry stays until the process exits (user space never deletes one: the entry it
+ * would delete after its SIGCONT may already be the process's next hold, at its exec). */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 1 << 14);

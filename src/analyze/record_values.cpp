@@ -44,7 +44,8 @@ io_dir posix_direction(std::string_view name)
   auto it = dirs.find(name);
   io_dir dir = it == dirs.end() ? io_dir::none : it->second;
   if (name.size() <= sizeof(last)) {
-    std::memcpy(last, name.data(), name.size());
+    if (!name.empty())  // an empty view may have no data at all (memcpy's source must not be null)
+      std::memcpy(last, name.data(), name.size());
     last_size = name.size();
     last_dir = dir;
     cached = true;

@@ -14,9 +14,9 @@ extern "C" {
 
 namespace dc {
 
-result<std::unique_ptr<process_holder>> process_holder::start(int holds_fd, int held_fd, user_probes& probes)
+result<std::unique_ptr<process_holder>> process_holder::start(int holds_fd, user_probes& probes)
 {
-  std::unique_ptr<process_holder> h(new process_holder(held_fd, probes));
+  std::unique_ptr<process_holder> h(new process_holder(probes));
   h->ring_ = ring_buffer__new(holds_fd, &process_holder::on_record, h.get(), nullptr);
   if (!h->ring_)
     return fail(std::string("cannot open the hold ring: ") + std::strerror(errno));
@@ -50,10 +50,12 @@ int process_holder::on_record(void* ctx, void* data, size_t size)
   // the process.
   if (auto attached = self->probes_.attach_process(r.tgid); !attached && kill(r.tgid, 0) == 0)
     self->note_failure(attached.error().message);
-  // Continued, then out of the kernel's held set: killed in between, this process's death
-  // continues it a second time (harmless); the other order could leave it stopped.
+  // The entry stays in the kernel's held set until the process exits (bpf/process.bpf.c): deleted
+  // here after the SIGCONT, it could be the entry of the next hold (the continued child execs
+  // /bin/true at once and is held again), and a holder killed then would leave that hold stopped
+  // (runtime_test.SigkilledTracerNeverLeavesAHeldProcessStopped caught it). The holder's death
+  // continues every process in the set; one already running only gets a second SIGCONT.
   kill(static_cast<pid_t>(r.tgid), SIGCONT);
-  (void)bpf_map_delete_elem(self->held_fd_, &r.tgid);
   return 0;
 }
 

@@ -22,9 +22,8 @@ namespace dc {
 
 class process_holder {
  public:
-  // holds_fd: the ring of hold records; held_fd: the kernel's set of held processes, from which
-  // each one is removed once continued.
-  static result<std::unique_ptr<process_holder>> start(int holds_fd, int held_fd, user_probes& probes);
+  // holds_fd: the ring of hold records.
+  static result<std::unique_ptr<process_holder>> start(int holds_fd, user_probes& probes);
   ~process_holder();
 
   // Handles every hold still waiting (each held process is continued), then stops the thread.
@@ -35,13 +34,12 @@ class process_holder {
   std::string first_failure() const;
 
  private:
-  process_holder(int held_fd, user_probes& probes) : held_fd_(held_fd), probes_(probes) {}
+  explicit process_holder(user_probes& probes) : probes_(probes) {}
   static int on_record(void* ctx, void* data, size_t size);
   void loop();
   // Counts a failure; the first one's message is kept.
   void note_failure(std::string what);
 
-  int held_fd_;
   user_probes& probes_;
   ring_buffer* ring_ = nullptr;
   std::optional<wakeable_wait> wait_;

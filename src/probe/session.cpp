@@ -118,7 +118,7 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     if (auto gate = s->set_hold_gate(false); !gate)
       return std::unexpected(gate.error());
   if (s->user_probes_) {
-    auto holder = process_holder::start(s->maps_.holds_fd, s->maps_.held_fd, *s->user_probes_);
+    auto holder = process_holder::start(s->maps_.holds_fd, *s->user_probes_);
     if (!holder)
       return std::unexpected(holder.error());
     s->holder_ = std::move(*holder);
@@ -158,7 +158,6 @@ result<> session::load(const session_options& options, const std::vector<std::un
   maps_.profile_fd = bpf_map__fd(skel_->maps.dc_profile);
   maps_.holds_fd = bpf_map__fd(skel_->maps.dc_holds);
   maps_.hold_gate_fd = bpf_map__fd(skel_->maps.dc_hold_gate);
-  maps_.held_fd = bpf_map__fd(skel_->maps.dc_held);
   if (auto gate = set_hold_gate(maps_.hold_new); !gate)
     return gate;
   bpf_program* prog;

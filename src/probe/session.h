@@ -38,7 +38,6 @@ struct shared_maps {
   int profile_fd = -1;
   int holds_fd = -1;
   int hold_gate_fd = -1;
-  int held_fd = -1;  // the processes held now (the kernel continues them if this process dies)
   uint64_t wake_mark = 0;
   bool hold_new = false;             // user-space probes are attached per process: hold new processes
   uint64_t profile_interval_ns = 0;  // 0: trace mode (one record per event)
