@@ -32,7 +32,13 @@ if ! cmake -S "$src" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLA
   echo "fuzz: configuring the fuzz build failed (above)"
   exit 1
 fi
-cmake --build "$dir" --target fuzzers
+# Its output goes to a log, shown only when the build fails: ctest keeps the tail of what a test
+# prints, and that tail must be the failing target's report.
+if ! cmake --build "$dir" --target fuzzers >"$dir/build.log" 2>&1; then
+  tail -80 "$dir/build.log"
+  echo "fuzz: building the fuzz targets failed (above; log: $dir/build.log)"
+  exit 1
+fi
 # The fuzz targets include only what they link, as every other target.
 python3 "$src/scripts/check-includes.py" --graph "$dir/module_graph.txt" --root "$src"
 
@@ -73,6 +79,7 @@ run_one() {
       -use_value_profile=1 -dict="$dict" -artifact_prefix="$dir/artifacts/$t-" \
       "$corpus" "$src/tests/fuzz/corpus/$t" >>"$log" 2>&1; then
     tail -60 "$log"
+    grep -m1 "fuzz property violated" "$log" || true
     local input
     input=$(grep -o "$dir/artifacts/[^ ]*" "$log" | tail -1)
     if [[ -n $input ]]; then

@@ -52,7 +52,7 @@ int main(int argc, char** argv)
       ->check(dc::cli::output_file());
   uint64_t ring_mb = run.ring_bytes >> 20;
   run_cmd->add_option("--ring-mb", ring_mb, "event ring size in MiB (a power of two, 1 to 2048)")
-      ->check(dc::cli::whole_number(1, 2048))
+      ->transform(dc::cli::whole_number(1, 2048))
       ->check(dc::cli::power_of_two());
   run_cmd->add_flag("-v,--verbose", run.verbose, "print libbpf's messages");
   std::vector<std::string> layer_lists;
@@ -81,7 +81,7 @@ int main(int argc, char** argv)
   run_cmd
       ->add_option("--interval-ms", run.interval_ms,
                    "profile mode's interval in milliseconds (default: the config's, else 1000)")
-      ->check(dc::cli::whole_number(dc::min_profile_interval_ms, dc::max_profile_interval_ms));
+      ->transform(dc::cli::whole_number(dc::min_profile_interval_ms, dc::max_profile_interval_ms));
   run_cmd
       ->add_option("--snapshot-dir", run.snapshot_dirs,
                    "record the paths, sizes and mtimes under DIR at start and end (repeatable)")
@@ -143,15 +143,15 @@ int main(int argc, char** argv)
       ->check(dc::cli::output_file());
   analyze_cmd
       ->add_option("--bin-ms", analyze.bin_ms, "time-series bin width in ms (default: from the run length)")
-      ->check(dc::cli::whole_number(1, uint64_t{1} << 40));
+      ->transform(dc::cli::whole_number(1, uint64_t{1} << 40));
   analyze_cmd->add_option("--threads", analyze.threads, "workers that inflate and parse (default: all cores)")
-      ->check(dc::cli::whole_number(1, 4096));
+      ->transform(dc::cli::whole_number(1, 4096));
   analyze_cmd->add_flag("--no-progress", no_progress, "no progress bar on stderr");
   analyze_cmd
       ->add_option("--clock-skew-us", analyze.clock_skew_us,
                    "move a trace's timestamps onto NTP time when its host's recorded clock offset "
                    "exceeds this (default 1000; 0: any offset)")
-      ->check(dc::cli::whole_number(0, uint64_t{1} << 40));
+      ->transform(dc::cli::whole_number(0, uint64_t{1} << 40));
 
   dc::live_options live;
   auto* live_cmd =

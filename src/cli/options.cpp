@@ -87,8 +87,16 @@ std::string check_whole_number(const std::string& value, uint64_t min, uint64_t 
 
 CLI::Validator whole_number(uint64_t min, uint64_t max)
 {
-  return CLI::Validator([min, max](std::string& v) { return check_whole_number(v, min, max); },
-                        "INT in [" + std::to_string(min) + " - " + std::to_string(max) + "]");
+  return CLI::Validator(
+      [min, max](std::string& v) {
+        std::string why = check_whole_number(v, min, max);
+        // CLI11 reads a leading 0 as octal ("010" would become 8): what was checked, in decimal,
+        // is what the option gets.
+        if (why.empty())
+          v.erase(0, std::min(v.find_first_not_of('0'), v.size() - 1));
+        return why;
+      },
+      "INT in [" + std::to_string(min) + " - " + std::to_string(max) + "]");
 }
 
 CLI::Validator power_of_two()

@@ -19,7 +19,9 @@ int report(const char* tool, const std::string& message, int exit_code);
 // "<tool>: <what is wrong>" on stderr.
 std::optional<int> parse(CLI::App& app, int argc, char** argv, const char* tool);
 
-// A decimal number in [min, max]: digits only (no sign, no spaces, no suffix).
+// A decimal number in [min, max]: digits only (no sign, no spaces, no suffix). Add it with
+// transform(), not check(): it hands CLI11 the number without leading zeros, which CLI11 would
+// read as octal.
 CLI::Validator whole_number(uint64_t min, uint64_t max);
 // A power of two (after whole_number).
 CLI::Validator power_of_two();

@@ -40,8 +40,10 @@ void check_options(const std::string& command_line)
   uint64_t ring_mb = 64, interval_ms = 0;
   std::vector<std::string> layers, command;
   std::string mode, config;
-  app.add_option("--ring-mb", ring_mb)->check(dc::cli::whole_number(1, 2048))->check(dc::cli::power_of_two());
-  app.add_option("--interval-ms", interval_ms)->check(dc::cli::whole_number(10, 3600000));
+  app.add_option("--ring-mb", ring_mb)
+      ->transform(dc::cli::whole_number(1, 2048))
+      ->check(dc::cli::power_of_two());
+  app.add_option("--interval-ms", interval_ms)->transform(dc::cli::whole_number(10, 3600000));
   app.add_option("--layers", layers)->check(dc::cli::comma_list())->allow_extra_args(false);
   app.add_option("--mode", mode)->check(CLI::IsMember({"trace", "profile"}));
   app.add_option("--config", config)->check(dc::cli::not_empty());
