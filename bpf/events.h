@@ -28,6 +28,12 @@ typedef int32_t dc_s32;
 #define DC_NAME_MAX 256       /* bytes of one path component or user string */
 #define DC_ARGV_MAX 256       /* bytes of a command line kept per exec */
 #define DC_COMM_LEN 16
+/* The launcher variables an exec keeps (task_record.bpf.h: DC_RANK_VARIABLES), each at most
+ * DC_RANK_ENTRY_MAX - 1 bytes with its NUL ("OMPI_COMM_WORLD_RANK=" and ten digits fit), each
+ * at most once: DC_RANK_ENV_MAX holds them all. */
+#define DC_RANK_VARIABLE_COUNT 11
+#define DC_RANK_ENTRY_MAX 40
+#define DC_RANK_ENV_MAX 432 /* >= DC_RANK_VARIABLE_COUNT * (DC_RANK_ENTRY_MAX - 1) */
 
 /* File types as the kernel's i_mode encodes them (a dc_file_ref's mode keeps only these bits). */
 #define DC_S_IFMT 0170000
@@ -192,9 +198,13 @@ struct dc_task_event {
   dc_u32 ppid;
   dc_u32 exit_code;
   dc_u16 argv_len; /* bytes used in argv (NUL-separated arguments) */
-  dc_u16 reserved;
+  dc_u16 env_len;  /* bytes used in env */
   char comm[DC_COMM_LEN];
   char argv[DC_ARGV_MAX];
+  /* DC_TASK_EXEC: the launcher variables of the environment it execs with ("K=V\0K=V\0"),
+   * copied at the exec (or registration) itself, so a rank gone by the time user space reads
+   * this record keeps its label. */
+  char env[DC_RANK_ENV_MAX];
 };
 
 /* Block request operations (the kernel's REQ_OP_* values). */

@@ -107,17 +107,121 @@ static __always_inline struct dc_task_event* dc_task_begin(__u32 op)
   ev->ppid = 0;
   ev->exit_code = 0;
   ev->argv_len = 0;
-  ev->reserved = 0;
+  ev->env_len = 0;
   bpf_get_current_comm(ev->comm, sizeof(ev->comm));
   return ev;
 }
 
-/* An exec record for task: its command line, as user space names processes by. */
+/* The launcher variables an MPI rank is named by (src/collect/mpi_rank.cpp picks among them):
+ * DC_RANK_VARIABLE_COUNT of them. */
+#define DC_RANK_NAME_MAX 24
+static const char dc_rank_names[DC_RANK_VARIABLE_COUNT][DC_RANK_NAME_MAX] = {
+    "OMPI_COMM_WORLD_RANK=",
+    "OMPI_COMM_WORLD_SIZE=",
+    "PMIX_RANK=",
+    "PMIX_SIZE=",
+    "PMI_RANK=",
+    "PMI_SIZE=",
+    "SLURM_PROCID=",
+    "SLURM_NTASKS=",
+    "SLURM_NPROCS=",
+    "FLUX_TASK_RANK=",
+    "FLUX_JOB_SIZE=",
+};
+/* Environment entries looked at per exec, at most: the scan stops at envp's NULL long before. */
+#define DC_RANK_SCAN_MAX 8192
+
+struct dc_rank_scratch {
+  char env[DC_RANK_ENV_MAX + DC_RANK_ENTRY_MAX]; /* room for one more entry's read */
+  __u32 len;
+  __u32 seen; /* bit i: dc_rank_names[i] kept already (the first one counts, as for getenv) */
+  __u64 envp; /* user address of the envp array */
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct dc_rank_scratch);
+} dc_rank_scratch SEC(".maps");
+
+/* Which of dc_rank_names `entry` ("NAME=value") sets, or -1. */
+static __always_inline int dc_rank_variable(const char* entry)
+{
+  char first = entry[0];
+  if (first != 'O' && first != 'P' && first != 'S' && first != 'F')
+    return -1;
+  for (int k = 0; k < DC_RANK_VARIABLE_COUNT; ++k) {
+    for (int j = 0; j < DC_RANK_NAME_MAX; ++j) {
+      char c = dc_rank_names[k][j];
+      if (c == 0)
+        return k;
+      if (c != entry[j])
+        break;
+    }
+  }
+  return -1;
+}
+
+/* bpf_loop step: environment entry i. Keeps it when it is a launcher variable not seen yet. */
+static long dc_rank_scan_entry(__u64 i, void* unused)
+{
+  __u32 zero = 0;
+  struct dc_rank_scratch* s = bpf_map_lookup_elem(&dc_rank_scratch, &zero);
+  __u64 entry_at = 0;
+  if (!s || bpf_probe_read_user(&entry_at, sizeof(entry_at), (void*)(s->envp + i * 8)) || !entry_at)
+    return 1;
+  __u32 at = s->len;
+  if (at > DC_RANK_ENV_MAX)
+    return 1;
+  char* entry = s->env + at;
+  long n = bpf_probe_read_user_str(entry, DC_RANK_ENTRY_MAX, (void*)entry_at);
+  if (n <= 1 || n >= DC_RANK_ENTRY_MAX) /* unreadable, or too long to hold a number: not kept */
+    return 0;
+  int k = dc_rank_variable(entry);
+  if (k < 0 || (s->seen & (1u << k)))
+    return 0;
+  s->seen |= 1u << k;
+  s->len = at + n;
+  return 0;
+}
+
+/* The launcher variables of the current process's environment, read from its envp array (on the
+ * stack above argc and argv: mm->start_stack points at argc), or NULL. At exec the kernel has
+ * just written those pages, so the reads do not fault; at registration they are the variables
+ * it started with (as /proc/PID/environ has them). */
+static __always_inline struct dc_rank_scratch* dc_scan_rank_env(struct task_struct* p)
+{
+  __u32 zero = 0;
+  struct dc_rank_scratch* s = bpf_map_lookup_elem(&dc_rank_scratch, &zero);
+  if (!s)
+    return NULL;
+  unsigned long stack = BPF_CORE_READ(p, mm, start_stack);
+  __u64 argc = 0;
+  if (bpf_probe_read_user(&argc, sizeof(argc), (void*)stack) || argc > (1u << 24))
+    return NULL;
+  s->len = 0;
+  s->seen = 0;
+  s->envp = stack + 8 * (argc + 2); /* past argc, argv[0..argc-1] and argv's NULL */
+  bpf_loop(DC_RANK_SCAN_MAX, dc_rank_scan_entry, NULL, 0);
+  return s;
+}
+
+/* An exec record for task (the current process): its command line, as user space names
+ * processes by, and its launcher variables, which name it if it is an MPI rank. */
 static __always_inline void dc_emit_exec(struct task_struct* p)
 {
+  struct dc_rank_scratch* s = dc_scan_rank_env(p);
   struct dc_task_event* ev = dc_task_begin(DC_TASK_EXEC);
   if (!ev)
     return;
+  if (s) {
+    __u32 len = s->len;
+    if (len > DC_RANK_ENV_MAX)
+      len = DC_RANK_ENV_MAX;
+    if (bpf_probe_read_kernel(ev->env, len, s->env) == 0)
+      ev->env_len = len;
+  }
   ev->ppid = BPF_CORE_READ(p, real_parent, tgid);
   unsigned long start = BPF_CORE_READ(p, mm, arg_start);
   unsigned long end = BPF_CORE_READ(p, mm, arg_end);

@@ -1,9 +1,6 @@
 #include "collect/mpi_rank.h"
 
 #include <charconv>
-#include <fstream>
-#include <iterator>
-#include <string>
 
 namespace dc {
 
@@ -57,13 +54,6 @@ mpi_rank mpi_rank_from_environ(std::string_view block)
     return {rank, size};
   }
   return {};
-}
-
-mpi_rank read_mpi_rank(uint32_t pid)
-{
-  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
-  std::string block((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return mpi_rank_from_environ(block);
 }
 
 }  // namespace dc

@@ -1,9 +1,9 @@
 // Which MPI rank a process is: launchers put the rank and the job size in each rank's
-// environment. Read from /proc/PID/environ when the process registers or execs (the environment
-// as the process was started with; a process gone by then stays unlabelled).
+// environment. The kernel side copies the launcher variables at the exec or registration itself
+// (bpf/task_record.bpf.h, dc_scan_rank_env) into the exec record, so a rank that is gone before
+// user space reads the record keeps its label; this picks the rank out of them.
 #pragma once
 
-#include <cstdint>
 #include <string_view>
 
 namespace dc {
@@ -18,7 +18,5 @@ struct mpi_rank {
 // from OMPI_COMM_WORLD_SIZE or PMIX_SIZE), PMI (PMI_RANK/PMI_SIZE), SLURM (SLURM_PROCID/
 // SLURM_NTASKS), Flux (FLUX_TASK_RANK/FLUX_JOB_SIZE). Non-numeric values are ignored.
 mpi_rank mpi_rank_from_environ(std::string_view environ_block);
-
-mpi_rank read_mpi_rank(uint32_t pid);
 
 }  // namespace dc

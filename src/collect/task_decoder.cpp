@@ -1,7 +1,9 @@
 // Decoder of process records: who runs which command, whose child each process is, which
 // threads it has. Feeds the names in the trace and the per-process summary.
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "collect/decoder.h"
 #include "collect/mpi_rank.h"
@@ -44,7 +46,11 @@ void decoder::decode_task(const dc_task_event& ev)
         p.command = p.comm;
       p.threads.clear();
       p.threads[ev.hdr.tid].comm = p.comm;
-      if (mpi_rank r = read_mpi_rank(pid); r.rank >= 0) {
+      {
+        // The launcher variables it execs with, copied by the kernel at the exec (a rank may be
+        // gone by now); none: no rank, even if the process it was forked from was one.
+        mpi_rank r =
+            mpi_rank_from_environ(std::string_view(ev.env, std::min<size_t>(ev.env_len, sizeof(ev.env))));
         p.rank = r.rank;
         p.size = r.size;
       }

@@ -69,6 +69,43 @@ TEST_F(runtime_test, MpiRanksAreLabelledAndMpirunSeesNoForwardedSignal)
   EXPECT_EQ(unlabelled_ranks, 0);
 }
 
+// Ranks that are gone before the collector reads their exec record keep their label: the kernel
+// copies the launcher variables at the exec itself (/proc/PID/environ is empty by then). Four
+// ranks that exit at once, and five processes that exec with PMI variables among many others and
+// exit; each twice, so a label that depends on luck shows.
+TEST_F(runtime_test, RanksThatExitAtOnceAreStillLabelled)
+{
+  std::string padding;  // the variables come after 100 others in the environment
+  for (int i = 0; i < 100; ++i) padding += "DC_PAD_" + std::to_string(i) + "=" + std::string(20, 'x') + " ";
+  for (int round = 0; round < 2; ++round) {
+    std::string script =
+        "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -n 4 "
+        "--oversubscribe --mca btl self,vader /bin/true && for i in 1 2 3 4 5; do env " +
+        padding + "PMI_RANK=3 PMI_SIZE=8 /bin/true; done";
+    auto run = trace_command(dir, "sh -c " + shell_quote(script), "--layers syscall");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(run.summary["events"]["lost"], 0);
+    std::map<int, int> mpirun_ranks;  // rank -> processes (size 4)
+    int pmi_ranks = 0, unlabelled = 0;
+    for (const auto& [pid, p] : run.summary["processes"].items()) {
+      if (p["command"] != "/bin/true")
+        continue;
+      if (!p.contains("rank")) {
+        ++unlabelled;
+      } else if (p["size"] == 4) {
+        ++mpirun_ranks[p["rank"].get<int>()];
+      } else {
+        EXPECT_EQ(p["rank"], 3) << p;
+        EXPECT_EQ(p["size"], 8) << p;
+        ++pmi_ranks;
+      }
+    }
+    EXPECT_EQ(mpirun_ranks, (std::map<int, int>{{0, 1}, {1, 1}, {2, 1}, {3, 1}})) << "round " << round;
+    EXPECT_EQ(pmi_ranks, 5) << "round " << round;
+    EXPECT_EQ(unlabelled, 0) << "round " << round;
+  }
+}
+
 // The documented way with a daemon: `mpirun -np 2 datacrumbs_wrap ./app`. Both ranks register
 // and are labelled; mpirun itself (not wrapped) is not traced.
 TEST_F(deploy_test, MpirunOfTheWrapperTracesEachRankLabelled)
