@@ -38,6 +38,8 @@ packages=(
   python3-pandas python3-numpy python3-rich python3-intervals python3-matplotlib python3-seaborn
   # the trace's line index (SQLite, in zindex's form)
   libsqlite3-dev
+  # what chronyd and chronyc (unpacked below) link
+  libedit2 libgnutls30 libnettle8 libseccomp2 libcap2
 )
 # Debian's npm, unless the installed nodejs brings its own (NodeSource's does).
 command -v npm >/dev/null || packages+=(npm)
@@ -69,3 +71,21 @@ for dir in "$root/src/analyze/report" "$root/tests/viewers"; do
     (cd "$dir" && npm ci --no-fund --no-audit --loglevel=error >/dev/null)
   fi
 done
+
+# chronyd and chronyc for the clock test (tests/runtime/analyze_hosts_test.cpp), unpacked from
+# Debian's package into /opt/datacrumbs/chrony instead of installed: installing chrony would
+# replace the machine's own time daemon (it conflicts with systemd-timesyncd and ntp).
+chrony_dir=/opt/datacrumbs/chrony
+if [[ ! -x $chrony_dir/usr/sbin/chronyd && $(id -u) -eq 0 ]]; then
+  echo "install-deps: unpacking chrony into $chrony_dir" >&2
+  tmp=$(mktemp -d)
+  if ! (cd "$tmp" && apt-get download -q chrony >/dev/null 2>&1); then
+    apt-get update -q >/dev/null
+    (cd "$tmp" && apt-get download -q chrony >/dev/null)
+  fi
+  dpkg-deb -x "$tmp"/chrony_*.deb "$tmp/root"
+  mkdir -p "${chrony_dir%/*}"
+  rm -rf "$chrony_dir"
+  mv "$tmp/root" "$chrony_dir"
+  rm -rf "$tmp"
+fi

@@ -6,12 +6,20 @@
 // would have written it (node-a 300 µs fast: within the threshold; node-b 4 ms slow) and checks
 // that analyze moved exactly node-b's events by exactly 4000 µs, in one run and through
 // --partial/--merge. The unedited traces are checked too: whatever this kernel recorded
-// decides their shift.
+// decides their shift. A second test does the same with nothing edited: a real chronyd reports
+// a different offset for each "host", and the traces carry exactly what it reported.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <chrono>
 #include <cmath>
+#include <fstream>
 #include <regex>
+#include <thread>
 
+#include "core/host_clock.h"
 #include "runtime/runtime_helpers.h"
 
 namespace dc::test {
@@ -176,6 +184,109 @@ TEST_F(analyze_hosts, TwoHostsTracesLandOnOneTimelineWithTheirRecordedOffsetsApp
                       " --no-progress --clock-skew-us 0 --json " + dir / "all.json >/dev/null"),
             0);
   expect_placed(nlohmann::json::parse(read_file(dir / "all.json")), {{"node-a", -300}, {"node-b", 4000}});
+}
+
+// A real chronyd of the test's own, answering chronyc on the standard socket that datacrumbs
+// reads. It does not control the clock (-x), so the offset set with `chronyc settime` (manual
+// mode) stays as set: chronyd reports a clock that it cannot slew as off by that much.
+// chronyd and chronyc come unpacked from Debian's package (scripts/install-deps.sh), on PATH
+// for the test and the datacrumbs it runs.
+struct test_chronyd {
+  static constexpr const char* root = "/opt/datacrumbs/chrony";
+  std::string conf, pidfile, path = getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin";
+  bool started = false;
+
+  explicit test_chronyd(const scratch_dir& dir) : conf(dir / "chrony.conf"), pidfile(dir / "chronyd.pid")
+  {
+    std::ofstream(conf) << "local stratum 10\nmanual\ncmdport 0\npidfile " << pidfile << "\n";
+    setenv("PATH", (std::string(root) + "/usr/bin:" + path).c_str(), 1);
+  }
+  ~test_chronyd()
+  {
+    setenv("PATH", path.c_str(), 1);
+    std::ifstream in(pidfile);
+    pid_t pid = 0;
+    if (started && in >> pid && pid > 0)
+      kill(pid, SIGTERM);
+    for (int i = 0; i < 100 && access(socket, F_OK) == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  static constexpr const char* socket = "/run/chrony/chronyd.sock";
+
+  // Empty, or why it could not start.
+  std::string start()
+  {
+    if (access(socket, F_OK) == 0)
+      return "a chronyd of this machine already answers on " + std::string(socket);
+    mkdir("/run/chrony", 0750);
+    chmod("/run/chrony", 0750);  // chronyd refuses a socket directory others can read
+    if (run_shell(std::string(root) + "/usr/sbin/chronyd -x -u root -f " + shell_quote(conf)) != 0)
+      return "chronyd did not start (scripts/install-deps.sh unpacks it into " + std::string(root) + ")";
+    started = true;
+    for (int i = 0; i < 250; ++i, std::this_thread::sleep_for(std::chrono::milliseconds(20)))
+      if (tracking())
+        return "";
+    return "chronyd does not answer chronyc";
+  }
+
+  // Moves chronyd's idea of NTP time `seconds` away from the local clock (whole seconds of the
+  // wall clock, so the offset it then reports is within a second of that).
+  void set_offset(int seconds)
+  {
+    ASSERT_EQ(run_shell("chronyc manual on >/dev/null && chronyc manual reset >/dev/null && chronyc settime "
+                        "\"$(date -u -d '" +
+                        std::to_string(seconds) + " seconds' '+%Y-%m-%d %H:%M:%S')\" >/dev/null"),
+              0);
+  }
+
+  static std::optional<chrony_tracking> tracking()
+  {
+    FILE* p = popen("chronyc -c -n tracking 2>/dev/null", "r");
+    if (!p)
+      return std::nullopt;
+    char line[512] = {};
+    bool read = fgets(line, sizeof(line), p) != nullptr;
+    pclose(p);
+    return read ? parse_chronyc_tracking(line) : std::nullopt;
+  }
+};
+
+TEST_F(analyze_hosts, TwoHostsOffsetsAsARealChronydReportedThem)
+{
+  test_chronyd chronyd(dir);
+  if (std::string why = chronyd.start(); !why.empty()) {
+    if (why.starts_with("a chronyd of this machine"))
+      GTEST_SKIP() << why;
+    FAIL() << why;
+  }
+  std::map<std::string, int64_t> offset_ns;
+  for (auto [host, seconds] : {std::pair<std::string, int>{"node-a", 3}, {"node-b", -2}}) {
+    chronyd.set_offset(seconds);
+    auto before = test_chronyd::tracking();
+    ASSERT_TRUE(before);
+    run_on(host);
+    auto after = test_chronyd::tracking();
+    ASSERT_TRUE(after);
+    ASSERT_EQ(before->system_time_s, after->system_time_s) << "chronyd's offset moved during the run";
+    ASSERT_GT(std::abs(before->system_time_s - seconds), 0.0);
+    ASSERT_LT(std::abs(before->system_time_s - seconds), 1.0);
+    auto clock = clock_record(parse_trace_text(read_gzip_members(trace(host)).text));
+    ASSERT_FALSE(clock.is_null()) << host;
+    const auto& a = clock["args"];
+    EXPECT_EQ(a["ntp_source"], "chrony") << clock;
+    EXPECT_EQ(a["ntp_synchronized"], 1) << clock;  // chronyd's leap status: Normal
+    EXPECT_EQ(a["ntp_offset_ns"], std::llround(before->system_time_s * 1e9)) << clock;
+    EXPECT_EQ(a["ntp_est_error_us"],
+              std::llround((before->root_dispersion_s + before->root_delay_s / 2) * 1e6));
+    offset_ns[host] = a["ntp_offset_ns"];
+  }
+  auto report = analyze({trace("node-a"), trace("node-b")}, "chrony");
+  expect_placed(report, {{"node-a", std::llround(offset_ns["node-a"] / 1000.0)},
+                         {"node-b", std::llround(offset_ns["node-b"] / 1000.0)}});
+  const auto& clock = report["clock"];
+  EXPECT_EQ(clock["corrected"], true);
+  EXPECT_NEAR(clock["skew_us"].get<double>(), (offset_ns["node-a"] - offset_ns["node-b"]) / 1000.0, 1.0);
+  EXPECT_LE(clock["residual_skew_us"].get<double>(), 1.0);
 }
 
 }  // namespace
