@@ -97,7 +97,7 @@ gtest_discover_tests(analyze_runtime_tests PROPERTIES LABELS runtime RUN_SERIAL 
 
 # The analyze command on bad input (messages, exit status) and its progress bar on a terminal
 # (script(1)); no root needed, but it runs the real binary.
-add_executable(analyze_cli_tests runtime/analyze_cli_test.cpp unit/analyze_test_util.cpp)
+add_executable(analyze_cli_tests runtime/analyze_cli_test.cpp unit/analyze_test_util.cpp unit/trace_reader.cpp)
 target_include_directories(analyze_cli_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(analyze_cli_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>")
 target_link_libraries(analyze_cli_tests PRIVATE datacrumbs_analyze datacrumbs_sink GTest::gtest_main PkgConfig::ZLIB)

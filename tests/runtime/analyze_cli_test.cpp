@@ -4,7 +4,6 @@
 // input and cleared at the end, never when stderr is not a terminal.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <zlib.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include <sstream>
 
 #include "unit/analyze_test_util.h"
+#include "unit/trace_reader.h"
 
 namespace dc::test {
 namespace {
@@ -65,26 +65,6 @@ struct analyze_command : ::testing::Test {
     return s;
   }
 };
-
-// What zlib inflates from `bytes` before it stops (end, cut or damage): the independent truth.
-std::string inflate_until_stop(const std::string& bytes)
-{
-  z_stream z{};
-  inflateInit2(&z, 16 + MAX_WBITS);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  z.avail_in = static_cast<uInt>(bytes.size());
-  std::string out;
-  char buf[1 << 16];
-  int rc;
-  do {
-    z.next_out = reinterpret_cast<Bytef*>(buf);
-    z.avail_out = sizeof(buf);
-    rc = inflate(&z, Z_NO_FLUSH);
-    out.append(buf, sizeof(buf) - z.avail_out);
-  } while (rc == Z_OK && (z.avail_in > 0 || z.avail_out == 0));
-  inflateEnd(&z);
-  return out;
-}
 
 constexpr const char* nothing = "datacrumbs: analyze: nothing could be read\n";
 
@@ -164,7 +144,7 @@ TEST_F(analyze_command, ATruncatedMemberNamesItsLastCompleteLine)
   uint64_t third = std::filesystem::file_size(d.file("head.gz"));
   std::filesystem::resize_file(f, std::filesystem::file_size(f) - 2000);  // killed writing m3
   // The truth: zlib's own reading of the cut member, after the 21 lines of the first two.
-  std::string text = inflate_until_stop(slurp(f).substr(third));
+  std::string text = inflate_member(slurp(f).substr(third)).text;
   uint64_t complete = 21 + static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n'));
   ASSERT_NE(text.back(), '\n');  // the cut falls inside a line
   auto r = analyze({f});
@@ -183,7 +163,7 @@ TEST_F(analyze_command, ACorruptMemberIsSkippedWithItsBytesAndLinesStated)
   write_members(d.file("c.gz"), {lines(400, 410) + "]\n"});
   std::string a = slurp(d.file("a.gz")), b = slurp(d.file("b.gz")), c = slurp(d.file("c.gz"));
   for (size_t i = b.size() / 2; i < b.size() / 2 + 64; ++i) b[i] = static_cast<char>(b[i] ^ 0x5a);
-  std::string decoded = inflate_until_stop(b);
+  std::string decoded = inflate_member(b).text;
   uint64_t before_damage = static_cast<uint64_t>(std::count(decoded.begin(), decoded.end(), '\n'));
   ASSERT_LT(before_damage, 390u);
   std::string f = d.file("corrupt.pfw.gz");

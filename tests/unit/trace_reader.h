@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,16 @@ struct gzip_contents {
 };
 
 gzip_contents read_gzip_members(const std::string& path);
+
+// One gzip member from the start of `bytes`, inflated by zlib until it stops (the member's end, a
+// cut or damage): what it gave, zlib's last status (Z_STREAM_END: the member is whole) and the
+// input bytes it used. The independent truth the tests compare readers against.
+struct inflated_member {
+  std::string text;
+  int status = 0;
+  size_t used = 0;
+};
+inflated_member inflate_member(std::string_view bytes);
 
 struct parsed_trace {
   std::vector<nlohmann::json> lines;  // every line but "[" and "]"
