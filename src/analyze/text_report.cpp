@@ -54,7 +54,9 @@ std::string text_report(const nlohmann::json& r)
     out += "; lost:";
     for (const auto& [k, v] : run["lost"].items()) out += fmt(" %s %llu", k.c_str(), u(v));
   }
-  out += "\n" + clock_text(r["clock"]) + "\n";
+  out += '\n';
+  out += clock_text(r["clock"]);
+  out += '\n';
   size_t shown = 0;
   out += fmt("%-22s %-8s %-6s %-16s %10s %14s\n", "process", "pid", "rank", "name", "events", "bytes");
   for (const auto& p : run["processes"]) {

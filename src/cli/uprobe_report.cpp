@@ -64,7 +64,11 @@ std::string uprobe_entries_text(const nlohmann::json& entries)
       continue;
     out += "  no function of it found or called in " + std::to_string(e["nothing_in"].size()) + " processes:";
     for (const auto& p : e["nothing_in"])
-      out += " " + std::to_string(p["pid"].get<uint32_t>()) + " (" + p["comm"].get<std::string>() + ")";
+      out.append(" ")
+          .append(std::to_string(p["pid"].get<uint32_t>()))
+          .append(" (")
+          .append(p["comm"].get<std::string>())
+          .append(")");
     out += "\n";
   }
   return out;

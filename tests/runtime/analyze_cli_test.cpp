@@ -45,7 +45,7 @@ struct analyze_command : ::testing::Test {
   {
     std::string cmd =
         std::string(DATACRUMBS_BIN) + " analyze --no-progress --json " + quote(d.file("r.json"));
-    for (const std::string& i : inputs) cmd += " " + quote(i);
+    for (const std::string& i : inputs) cmd.append(" ").append(quote(i));
     std::filesystem::remove(d.file("r.json"));
     int status = std::system((cmd + " > /dev/null 2> " + quote(d.file("err"))).c_str());
     analyze_run r;
@@ -61,7 +61,8 @@ struct analyze_command : ::testing::Test {
   static std::string lines(int from, int to)
   {
     std::string s;
-    for (int i = from; i < to; ++i) s += span_line("r" + std::to_string(i), "POSIX", 10, 1000 + i, 2, i);
+    for (int i = from; i < to; ++i)
+      s += span_line(std::string("r").append(std::to_string(i)), "POSIX", 10, 1000 + i, 2, i);
     return s;
   }
 };
