@@ -121,10 +121,11 @@ TEST_F(secrets_test, AKeyFileThatIsNotRootsAloneIsRefusedAtStart)
     EXPECT_FALSE(std::filesystem::exists(dir / "run"))
         << s.name << ": the daemon got as far as its run directory";
   }
-  std::printf(
-      "figure: secrets: %zu bad key files x 3 tools (service, daemon, configurator): %d refused at start "
-      "with one line naming the file\n",
-      setups.size(), refusals);
+  if (!HasFailure())
+    std::printf(
+        "figure: secrets: %zu bad key files x 3 tools (service, daemon, configurator): %d refused at start "
+        "with one line naming the file\n",
+        setups.size(), refusals);
 }
 
 // Every window of 8 key bytes (and of its hex, either case) looked for in `text`.
@@ -190,10 +191,11 @@ TEST_F(secrets_test, TheKeyAppearsInNoOutputErrorOrTrace)
   }
   // The search can fail: the key written into a text is found.
   EXPECT_GT(key_pieces_in("x" + key.substr(10, 8) + "y", key), 0);
-  std::printf(
-      "figure: secrets: %zu outputs (%zu bytes) searched for every 8-byte piece of the key, raw and hex: "
-      "none found\n",
-      outputs.size(), bytes_searched);
+  if (!HasFailure())
+    std::printf(
+        "figure: secrets: %zu outputs (%zu bytes) searched for every 8-byte piece of the key, raw and hex: "
+        "none found\n",
+        outputs.size(), bytes_searched);
 }
 
 }  // namespace

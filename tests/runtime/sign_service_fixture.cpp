@@ -3,6 +3,7 @@
 #include <grp.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -92,6 +93,7 @@ client spawn_as(uid_t uid, gid_t gid, const std::function<std::string()>& body)
   pid_t child = fork();
   if (child == 0) {
     close(p[0]);
+    alarm(30);  // a service that never answers fails the test instead of hanging it
     if (uid != 0 && (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0))
       _exit(10);
     std::string out = body();
@@ -136,6 +138,8 @@ int connect_to(const std::string& socket)
     close(fd);
     return -1;
   }
+  timeval limit{30, 0};  // a service that never answers fails the test instead of hanging it
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
   return fd;
 }
 

@@ -37,7 +37,8 @@ struct sign_service_test : deploy_test {
 std::string request_content(uint32_t claimed_uid,
                             const std::string& binary = "/usr/lib/x86_64-linux-gnu/libc.so.6");
 
-// Runs `body` in a child process as uid/gid (root: as is); returns what body returned.
+// Runs `body` in a child process as uid/gid (root: as is), killed after 30 s; returns what body
+// returned.
 struct client {
   pid_t pid = 0;
   int out = -1;  // the read end of the pipe the child's result comes through
@@ -48,7 +49,7 @@ std::string result_of(client& c);  // waits for the child; its result, or "child
 // Asks the service as uid/gid: "OK\n" and the signed bytes, or "ERR " and the error's message.
 std::string ask_as(uid_t uid, gid_t gid, const std::string& socket, const std::string& content);
 
-// A connected client socket, or -1.
+// A connected client socket (reads give up after 30 s), or -1.
 int connect_to(const std::string& socket);
 // Reads until EOF or an error; what arrived.
 std::string read_reply(int fd);

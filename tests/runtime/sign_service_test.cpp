@@ -4,6 +4,7 @@
 // kernel reports for the connection (SO_PEERCRED), whatever uid the request claims. Probes on a
 // binary the asking user cannot read (or that is not a regular file) are refused, for a real
 // user the test makes. Figures: docs/reliability.md.
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -46,8 +47,9 @@ TEST_F(sign_service_test, ARequestOverTheLimitIsRefusedAndTheServiceKeepsServing
       << at_limit.error().message;
   EXPECT_EQ(signed_uid_of(ask_as(uid, gid, socket, request_content(0))), uid);
   EXPECT_TRUE(stop_service()) << "the service died: " << read_file(dir / "sign.err");
-  std::printf(
-      "figure: sign service: a 16 MiB + 1 byte request refused with one line, the next client signed\n");
+  if (!HasFailure())
+    std::printf(
+        "figure: sign service: a 16 MiB + 1 byte request refused with one line, the next client signed\n");
 }
 
 TEST_F(sign_service_test, ASlowOrSilentClientDoesNotDelayOthersAndIsCutOffAtItsDeadline)
@@ -59,10 +61,10 @@ TEST_F(sign_service_test, ASlowOrSilentClientDoesNotDelayOthersAndIsCutOffAtItsD
   std::string slow_reply, silent_reply;
   double slow_ended = 0, silent_ended = 0;
   auto start = clock_type::now();
-  // One byte a second, as long as the service lets it; then the reply it got.
+  // One byte a second, as long as the service lets it (up to 20); then the reply it got.
   std::thread slow([&] {
     int fd = connect_to(socket);
-    for (size_t i = 0; fd >= 0 && i < content.size(); ++i) {
+    for (size_t i = 0; fd >= 0 && i < 20; ++i) {
       if (send(fd, &content[i], 1, MSG_NOSIGNAL) != 1)
         break;
       ++slow_sent;
@@ -90,9 +92,11 @@ TEST_F(sign_service_test, ASlowOrSilentClientDoesNotDelayOthersAndIsCutOffAtItsD
     EXPECT_EQ(signed_uid_of(answer), who) << answer;
     EXPECT_LT(took, 3.0) << "a client waited behind the slow one";
     EXPECT_FALSE(slow_done || silent_done) << "the slow clients were not still connected";
-    std::printf(
-        "figure: sign service: uid %u signed in %.3f s while a 1 byte/s and a silent client were connected\n",
-        who, took);
+    if (!HasFailure())
+      std::printf(
+          "figure: sign service: uid %u signed in %.3f s while a 1 byte/s and a silent client were "
+          "connected\n",
+          who, took);
   }
   slow.join();
   silent.join();
@@ -104,9 +108,10 @@ TEST_F(sign_service_test, ASlowOrSilentClientDoesNotDelayOthersAndIsCutOffAtItsD
   EXPECT_GE(silent_ended, 9.5);
   EXPECT_LT(silent_ended, 14.0);
   EXPECT_TRUE(stop_service()) << "the service died: " << read_file(dir / "sign.err");
-  std::printf(
-      "figure: sign service: slow client cut off after %.1f s (%d bytes sent), silent one after %.1f s\n",
-      slow_ended, slow_sent.load(), silent_ended);
+  if (!HasFailure())
+    std::printf(
+        "figure: sign service: slow client cut off after %.1f s (%d bytes sent), silent one after %.1f s\n",
+        slow_ended, slow_sent.load(), silent_ended);
 }
 
 // 64 clients connect, then all send at once; half are root, half the test's user, each claiming
@@ -145,10 +150,12 @@ TEST_F(sign_service_test, SixtyFourClientsAtOnceAreEachSignedForTheirOwnUid)
   close(go[0]);
   int connected = 0;
   char byte = 0;
-  while (connected < clients && read(ready[0], &byte, 1) == 1) connected += byte == 'r';
-  ASSERT_EQ(connected, clients);
+  pollfd wait_ready{ready[0], POLLIN, 0};
+  while (connected < clients && poll(&wait_ready, 1, 20000) == 1 && read(ready[0], &byte, 1) == 1)
+    connected += byte == 'r';
   auto start = clock_type::now();
-  close(go[1]);
+  close(go[1]);  // all go at once (those not connected too: they are failures, not hangs)
+  EXPECT_EQ(connected, clients) << "not all clients could connect at once";
   int as_root = 0, as_user = 0;
   for (int i = 0; i < clients; ++i) {
     std::string answer = result_of(running[i]);
@@ -158,10 +165,11 @@ TEST_F(sign_service_test, SixtyFourClientsAtOnceAreEachSignedForTheirOwnUid)
   double took = seconds_since(start);
   close(ready[0]);
   EXPECT_TRUE(stop_service()) << "the service died: " << read_file(dir / "sign.err");
-  std::printf(
-      "figure: sign service: %d concurrent clients, %d signed for root and %d for uid %u (each claimed the "
-      "other), all in %.3f s\n",
-      clients, as_root, as_user, uid, took);
+  if (!HasFailure())
+    std::printf(
+        "figure: sign service: %d concurrent clients, %d signed for root and %d for uid %u (each claimed the "
+        "other), all in %.3f s\n",
+        clients, as_root, as_user, uid, took);
 }
 
 TEST_F(sign_service_test, ClientsThatGoAwayMidRequestLeaveTheServiceServing)
@@ -191,9 +199,11 @@ TEST_F(sign_service_test, ClientsThatGoAwayMidRequestLeaveTheServiceServing)
   EXPECT_EQ(kill(service, 0), 0) << "the service died: " << read_file(dir / "sign.err");
   EXPECT_EQ(signed_uid_of(ask_as(uid, gid, socket, content)), uid);
   EXPECT_TRUE(stop_service()) << "the service died: " << read_file(dir / "sign.err");
-  std::printf(
-      "figure: sign service: %d clients gone mid-request, before the reply or at once; the next one signed\n",
-      3 * each);
+  if (!HasFailure())
+    std::printf(
+        "figure: sign service: %d clients gone mid-request, before the reply or at once; the next one "
+        "signed\n",
+        3 * each);
 }
 
 // The test's user asks for probes on binaries it cannot read (mode 0600, root's; a readable file
@@ -228,10 +238,11 @@ TEST_F(sign_service_test, ProbesOnABinaryTheUserCannotReadAreRefused)
   // Root may read all of them: the refusal is the asking user's, not the file's.
   EXPECT_EQ(signed_uid_of(ask_as(0, 0, socket, request_content(0, root_only))), 0);
   EXPECT_TRUE(stop_service()) << "the service died: " << read_file(dir / "sign.err");
-  std::printf(
-      "figure: sign service: 3 unreadable targets (mode 0600, closed directory, FIFO) refused for uid %u, "
-      "a group-readable one signed\n",
-      uid);
+  if (!HasFailure())
+    std::printf(
+        "figure: sign service: 3 unreadable targets (mode 0600, closed directory, FIFO) refused for uid %u, "
+        "a group-readable one signed\n",
+        uid);
 }
 
 }  // namespace
