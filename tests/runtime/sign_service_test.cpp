@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -204,6 +205,46 @@ TEST_F(sign_service_test, ClientsThatGoAwayMidRequestLeaveTheServiceServing)
         "figure: sign service: %d clients gone mid-request, before the reply or at once; the next one "
         "signed\n",
         3 * each);
+}
+
+// Content with `n` probes, the i-th on binaries[i % size].
+std::string many_probes(size_t n, const std::vector<std::string>& binaries)
+{
+  probe_file p;
+  p.kernel_layers = {"syscall"};
+  for (size_t i = 0; i < n; ++i)
+    p.uprobes.push_back({"STDIO", "f" + std::to_string(i), binaries[i % binaries.size()], 4096 + i});
+  return probe_file_content(p);
+}
+
+// Readability is checked once per distinct binary, in one child: a request naming 100,000
+// functions (14 MB) does not hold the service for long (one fork each took 10 s for 10,000).
+TEST_F(sign_service_test, ARequestNamingManyFunctionsIsAnsweredQuickly)
+{
+  start_service();
+  const std::string libc = "/usr/lib/x86_64-linux-gnu/libc.so.6",
+                    libm = "/usr/lib/x86_64-linux-gnu/libm.so.6";
+  std::string content = many_probes(100000, {libc, libm});
+  auto asked = clock_type::now();
+  std::string answer = ask_as(uid, gid, socket, content);
+  double took = seconds_since(asked);
+  EXPECT_EQ(signed_uid_of(answer), uid) << answer.substr(0, 200);
+  EXPECT_LT(took, 5.0);
+  auto key = load_secret(secret, false);
+  ASSERT_TRUE(key);
+  auto verified = verify_probe_file(answer.substr(std::min<size_t>(3, answer.size())), *key);
+  ASSERT_TRUE(verified);
+  EXPECT_EQ(verified->uprobes.size(), 100000u);
+  // The one the user cannot read, among readable ones, is the one named.
+  std::string root_only = shared + "/root_only.so";
+  std::filesystem::copy_file(STATIC_APP_BIN, root_only);
+  ASSERT_EQ(chmod(root_only.c_str(), 0600), 0);
+  EXPECT_EQ(ask_as(uid, gid, socket, many_probes(1000, {libc, libm, root_only})),
+            "ERR the signing service refused: uid " + std::to_string(uid) + " cannot read " + root_only);
+  EXPECT_TRUE(stop_service()) << "the service died: " << read_file(dir / "sign.err");
+  if (!HasFailure())
+    std::printf("figure: sign service: %zu-byte request with 100000 probes on 2 binaries signed in %.3f s\n",
+                content.size(), took);
 }
 
 // The test's user asks for probes on binaries it cannot read (mode 0600, root's; a readable file
