@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -31,6 +32,9 @@ namespace {
 // functions. With max_connections, it bounds what clients can make the service hold.
 constexpr size_t max_request = 16 << 20;
 constexpr size_t max_connections = 128;
+// One user cannot take every slot: past this, its new connections are refused at once (which
+// also drains its queued ones from the listen backlog quickly, ahead of other users').
+constexpr size_t max_per_uid = 32;
 // From accept to the last byte of the reply. A local client writes its request at once; one that
 // trickles or stalls is cut off, so it cannot hold a slot (or the service) for long.
 constexpr auto connection_deadline = std::chrono::seconds(10);
@@ -284,6 +288,11 @@ result<> serve_signing(const std::string& socket_path, const std::string& secret
       socklen_t len = sizeof(cred);
       if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
         c.uid = cred.uid;
+      if (c.uid && std::count_if(clients.begin(), clients.end(), [&](const connection& o) {
+                     return o.uid == c.uid;
+                   }) > static_cast<std::ptrdiff_t>(max_per_uid))
+        start_reply(c, "ERR uid " + std::to_string(*c.uid) + " has " + std::to_string(max_per_uid) +
+                           " requests open already, the most one user may have\n");
     }
   }
   for (const auto& c : clients) close(c.fd);

@@ -173,6 +173,55 @@ TEST_F(sign_service_test, SixtyFourClientsAtOnceAreEachSignedForTheirOwnUid)
         clients, as_root, as_user, uid, took);
 }
 
+// The test's user holds 32 connections open and silent: its 33rd is refused at once, root is still
+// signed meanwhile, and once the 32 are closed the user is signed again.
+TEST_F(sign_service_test, OneUserCannotTakeEverySlot)
+{
+  start_service();
+  std::string content = request_content(0);
+  int held[2], go[2];
+  ASSERT_EQ(pipe(held), 0);
+  ASSERT_EQ(pipe(go), 0);
+  client hog = spawn_as(uid, gid, [&] {
+    close(held[0]);
+    close(go[1]);
+    std::vector<int> open_fds;
+    for (int i = 0; i < 32; ++i) open_fds.push_back(connect_to(socket));
+    int extra = connect_to(socket);
+    (void)!send(extra, content.data(), content.size(), MSG_NOSIGNAL);
+    shutdown(extra, SHUT_WR);
+    std::string reply = read_reply(extra);
+    char byte = 'h';
+    if (write(held[1], &byte, 1) != 1 || read(go[0], &byte, 1) != 0)
+      return std::string("no go");
+    for (int fd : open_fds) close(fd);
+    return reply;
+  });
+  close(held[1]);
+  close(go[0]);
+  pollfd wait_held{held[0], POLLIN, 0};
+  char byte = 0;
+  bool holding = poll(&wait_held, 1, 20000) == 1 && read(held[0], &byte, 1) == 1;
+  EXPECT_TRUE(holding);
+  auto asked = clock_type::now();
+  EXPECT_EQ(signed_uid_of(ask_as(0, 0, socket, content)), 0) << "another uid was not served";
+  double took = seconds_since(asked);
+  close(go[1]);
+  close(held[0]);
+  EXPECT_EQ(result_of(hog),
+            "ERR uid " + std::to_string(uid) + " has 32 requests open already, the most one user may have\n");
+  int64_t again = -1;
+  EXPECT_TRUE(wait_for([&] { return (again = signed_uid_of(ask_as(uid, gid, socket, content))) == uid; }))
+      << "the user was not served again after closing its connections";
+  EXPECT_TRUE(stop_service()) << "the service died: " << read_file(dir / "sign.err");
+  if (!HasFailure())
+    std::printf(
+        "figure: sign service: uid %u holding 32 silent connections: its 33rd refused at once, root signed "
+        "in "
+        "%.3f s meanwhile\n",
+        uid, took);
+}
+
 TEST_F(sign_service_test, ClientsThatGoAwayMidRequestLeaveTheServiceServing)
 {
   start_service();
