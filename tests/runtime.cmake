@@ -153,7 +153,7 @@ endif()
 # processes, full and vanishing disks, storms, ring overflow, pid reuse, hostile paths and
 # clients. Each test prints its figure ("figure: ...") for the document to be checked against.
 add_executable(reliability_tests runtime/hold_kill_test.cpp runtime/disk_full_test.cpp runtime/process_tree.cpp runtime/deploy_fixture.cpp
-  runtime/sign_service_test.cpp runtime/secrets_test.cpp runtime/daemon_uid_test.cpp runtime/sign_service_fixture.cpp
+  runtime/sign_service_test.cpp runtime/secrets_test.cpp runtime/daemon_uid_test.cpp runtime/sign_hang_test.cpp runtime/sign_service_fixture.cpp
   runtime/runtime_helpers.cpp unit/trace_reader.cpp)
 target_include_directories(reliability_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(reliability_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>"

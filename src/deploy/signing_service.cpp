@@ -1,12 +1,9 @@
 #include "deploy/signing_service.h"
 
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
@@ -23,6 +20,7 @@
 #include <vector>
 
 #include "deploy/probe_file.h"
+#include "deploy/readable_check.h"
 
 namespace dc {
 
@@ -82,68 +80,6 @@ bool write_all(int fd, const std::string& data)
   return true;
 }
 
-// The first of `paths` that uid cannot read as a regular file, if any: asked of the kernel by one
-// child that becomes uid (with its groups) and opens each, so a request naming thousands of
-// functions costs one fork, not one each (10,000 probes took 10 s that way, while no other client
-// was served). O_NONBLOCK: a FIFO named as a binary, or a file under a lease, must not stop the
-// child, and so the service. Fails closed: a child that cannot tell names the first path.
-std::optional<std::string> first_unreadable(uint32_t uid, const std::vector<std::string>& paths)
-{
-  if (paths.empty())
-    return std::nullopt;
-  passwd* pw = getpwuid(uid);
-  gid_t gid = pw ? pw->pw_gid : uid;
-  int report[2];
-  if (pipe2(report, O_CLOEXEC) != 0)
-    return paths.front();
-  pid_t child = fork();
-  if (child == 0) {
-    close(report[0]);
-    if ((pw ? initgroups(pw->pw_name, gid) : setgroups(0, nullptr)) != 0 || setgid(gid) != 0 ||
-        setuid(uid) != 0)
-      _exit(2);
-    for (uint64_t i = 0; i < paths.size(); ++i) {
-      int fd = open(paths[i].c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-      struct stat st {};
-      bool regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-      if (fd >= 0)
-        close(fd);
-      if (!regular)
-        _exit(write(report[1], &i, sizeof(i)) == sizeof(i) ? 1 : 2);
-    }
-    _exit(0);
-  }
-  close(report[1]);
-  uint64_t index = 0;
-  ssize_t got = child > 0 ? read(report[0], &index, sizeof(index)) : -1;
-  close(report[0]);
-  int status = 0;
-  bool all =
-      child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (all && got == 0)
-    return std::nullopt;
-  return got == sizeof(index) && index < paths.size() ? paths[index] : paths.front();
-}
-
-std::string answer(uint32_t uid, const std::string& request, const std::string& secret)
-{
-  auto probes = parse_probe_file_content(request);
-  if (!probes)
-    return "ERR " + probes.error().message + "\n";
-  probes->uid = uid;  // whoever asked, as the kernel says: never the request's own claim
-  std::set<std::string> distinct;
-  std::vector<std::string> binaries;  // in the request's order, each once
-  for (const auto& t : probes->uprobes)
-    if (distinct.insert(t.binary).second)
-      binaries.push_back(t.binary);
-  if (auto unreadable = first_unreadable(uid, binaries))
-    return "ERR uid " + std::to_string(uid) + " cannot read " + *unreadable + "\n";
-  auto signed_bytes = sign_probe_file(*probes, secret);
-  if (!signed_bytes)
-    return "ERR " + signed_bytes.error().message + "\n";
-  return "OK\n" + *signed_bytes;
-}
-
 // One client: its request coming in, then its reply going out, all before its deadline.
 struct connection {
   int fd = -1;
@@ -152,12 +88,49 @@ struct connection {
   size_t sent = 0;
   bool replying = false;
   std::chrono::steady_clock::time_point deadline;
+  // Between the request and the reply: the request's probes while their binaries are checked.
+  bool checking = false;
+  probe_file probes;
+  readable_check check;
 };
 
 void start_reply(connection& c, std::string reply)
 {
   c.reply = std::move(reply);
   c.replying = true;
+}
+
+// The check is done: the signed file, or why not.
+void finish_answer(connection& c, const std::string& secret)
+{
+  c.checking = false;
+  if (auto unreadable = finish_readable_check(c.check))
+    return start_reply(c, "ERR uid " + std::to_string(c.probes.uid) + " cannot read " + *unreadable + "\n");
+  auto signed_bytes = sign_probe_file(c.probes, secret);
+  start_reply(c, signed_bytes ? "OK\n" + *signed_bytes : "ERR " + signed_bytes.error().message + "\n");
+}
+
+// The whole request is in: parsed, then its binaries checked (each distinct one once, by one
+// child beside the other clients: one fork per probe made 10,000 probes hold the service 10 s).
+void begin_answer(connection& c, const std::string& secret)
+{
+  if (!c.uid)
+    return start_reply(c, "ERR no peer credentials\n");
+  auto probes = parse_probe_file_content(c.request);
+  std::string().swap(c.request);
+  if (!probes)
+    return start_reply(c, "ERR " + probes.error().message + "\n");
+  c.probes = std::move(*probes);
+  c.probes.uid = *c.uid;  // whoever asked, as the kernel says: never the request's own claim
+  std::set<std::string> distinct;
+  std::vector<std::string> binaries;
+  for (const auto& t : c.probes.uprobes)
+    if (distinct.insert(t.binary).second)
+      binaries.push_back(t.binary);
+  c.check = start_readable_check(*c.uid, std::move(binaries));
+  c.checking = c.check.fd >= 0;
+  if (!c.checking)
+    finish_answer(c, secret);
 }
 
 // Reads what is there; at EOF the request is answered, past the limit it is refused.
@@ -172,7 +145,7 @@ void take_input(connection& c, const std::string& secret)
     return;
   }
   if (n == 0) {
-    start_reply(c, c.uid ? answer(*c.uid, c.request, secret) : "ERR no peer credentials\n");
+    begin_answer(c, secret);
     return;
   }
   if (c.request.size() + static_cast<size_t>(n) > max_request) {
@@ -244,9 +217,15 @@ result<> serve_signing(const std::string& socket_path, const std::string& secret
         ++it;
         continue;
       }
-      if (!it->replying) {  // one try to say why; a client that cannot take it is dropped anyway
-        start_reply(
-            *it, "ERR request not complete within " + std::to_string(connection_deadline.count()) + " s\n");
+      std::string limit = std::to_string(connection_deadline.count()) + " s";
+      if (it->checking) {  // an open that does not return: FUSE or NFS not answering
+        it->checking = false;
+        start_reply(*it, "ERR cannot tell whether uid " + std::to_string(it->probes.uid) + " can read " +
+                             abandon_readable_check(it->check) + ": opening it did not return within " +
+                             limit + "\n");
+        (void)give_output(*it);
+      } else if (!it->replying) {  // one try to say why; a client that cannot take it is dropped anyway
+        start_reply(*it, "ERR request not complete within " + limit + "\n");
         (void)give_output(*it);
       }
       close(it->fd);
@@ -255,7 +234,7 @@ result<> serve_signing(const std::string& socket_path, const std::string& secret
     fds.assign(1, pollfd{*fd, static_cast<short>(clients.size() < max_connections ? POLLIN : 0), 0});
     auto next = now + connection_deadline;
     for (const auto& c : clients) {
-      fds.push_back({c.fd, static_cast<short>(c.replying ? POLLOUT : POLLIN), 0});
+      fds.push_back({c.checking ? c.check.fd : c.fd, static_cast<short>(c.replying ? POLLOUT : POLLIN), 0});
       next = std::min(next, c.deadline);
     }
     auto wait =
@@ -266,8 +245,12 @@ result<> serve_signing(const std::string& socket_path, const std::string& secret
     size_t i = 1;
     for (auto it = clients.begin(); it != clients.end(); ++i) {
       bool done = false;
-      if (fds[i].revents != 0 && !it->replying)
+      if (fds[i].revents != 0 && it->checking) {
+        if (pump_readable_check(it->check))
+          finish_answer(*it, secret);
+      } else if (fds[i].revents != 0 && !it->replying) {
         take_input(*it, secret);
+      }
       if (it->replying && (fds[i].revents != 0 || it->sent == 0))
         done = give_output(*it);
       if (done) {
@@ -295,7 +278,11 @@ result<> serve_signing(const std::string& socket_path, const std::string& secret
                            " requests open already, the most one user may have\n");
     }
   }
-  for (const auto& c : clients) close(c.fd);
+  for (auto& c : clients) {
+    if (c.checking)
+      (void)abandon_readable_check(c.check);
+    close(c.fd);
+  }
   close(*fd);
   ::unlink(socket_path.c_str());
   sigprocmask(SIG_UNBLOCK, &stop, nullptr);
