@@ -64,6 +64,7 @@ result<int> run_daemon(const daemon_options& options)
   if (!secret)
     return std::unexpected(secret.error());
   auto probes_file = verify_probe_file(*bytes, *secret);
+  forget_secret(*secret);  // not needed again: it is not kept for the whole run
   if (!probes_file)
     return fail("refusing '" + options.probe_file + "': " + probes_file.error().message);
   // A scheduler's prolog names the job's user: a file signed for anyone else is not this job's.

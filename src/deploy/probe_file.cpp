@@ -6,10 +6,12 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -81,11 +83,23 @@ result<std::string> gunzip(const std::string& bytes)
   return fail("not a probe file (not gzip data)");
 }
 
+std::string octal_mode(mode_t mode)
+{
+  char text[8];
+  std::snprintf(text, sizeof(text), "0%03o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
 }  // namespace
 
 result<std::string> load_secret(const std::string& path, bool create)
 {
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  // Before the secret is in memory: no core dump of this process, and its /proc memory and
+  // environment closed to any process without CAP_SYS_PTRACE.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+    return fail(std::string("cannot make this process non-dumpable to hold the signing secret: ") +
+                std::strerror(errno));
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT && create) {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
@@ -96,23 +110,42 @@ result<std::string> load_secret(const std::string& path, bool create)
     if (out < 0)
       return fail("cannot create the signing secret " + path + ": " + std::strerror(errno));
     bool ok = write(out, key, sizeof(key)) == static_cast<ssize_t>(sizeof(key)) && fsync(out) == 0;
+    OPENSSL_cleanse(key, sizeof(key));
     close(out);
     if (!ok)
       return fail("cannot write the signing secret " + path);
-    fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   }
   if (fd < 0)
     return fail("cannot read the signing secret " + path + ": " + std::strerror(errno));
+  // Checked on the open file, before a byte of it is read.
   struct stat st {};
+  std::string wrong = fstat(fd, &st) != 0    ? std::string("cannot stat it: ") + std::strerror(errno)
+                      : !S_ISREG(st.st_mode) ? "it is not a regular file"
+                      : st.st_uid != 0 ? "it is owned by uid " + std::to_string(st.st_uid) + ", not root"
+                      : (st.st_mode & 077) != 0
+                          ? "its mode " + octal_mode(st.st_mode) + " lets group or others at it (chmod 0400)"
+                          : "";
+  if (!wrong.empty()) {
+    close(fd);
+    return fail("refusing the signing secret " + path + ": " + wrong);
+  }
   char buf[256];
-  ssize_t n = fstat(fd, &st) == 0 ? read(fd, buf, sizeof(buf)) : -1;
+  ssize_t n = read(fd, buf, sizeof(buf));
   close(fd);
-  if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077) != 0)
-    return fail("refusing the signing secret " + path +
-                ": it must be a root-owned file no one else can read");
-  if (n < 16)
-    return fail("the signing secret " + path + " is too short");
-  return std::string(buf, static_cast<size_t>(n));
+  if (n < 16) {
+    OPENSSL_cleanse(buf, sizeof(buf));
+    return fail("the signing secret " + path + " is too short (under 16 bytes)");
+  }
+  std::string secret(buf, static_cast<size_t>(n));
+  OPENSSL_cleanse(buf, sizeof(buf));
+  return secret;
+}
+
+void forget_secret(std::string& secret)
+{
+  OPENSSL_cleanse(secret.data(), secret.size());
+  secret.clear();
 }
 
 result<std::string> sign_probe_file(const probe_file& probes, const std::string& secret)

@@ -27,8 +27,12 @@ struct probe_file {
 
 // Reads the secret; with `create`, makes it first (32 random bytes, root-owned, mode 0400) when it
 // does not exist. Refuses a secret that is not a regular file owned by root and unreadable to
-// others.
+// others, naming the file and what is wrong. Marks the process non-dumpable first
+// (PR_SET_DUMPABLE 0): whoever holds the secret leaves no core dump and no readable /proc memory.
 result<std::string> load_secret(const std::string& path, bool create);
+
+// Overwrites the secret's bytes (a holder done with it, such as the daemon once it verified).
+void forget_secret(std::string& secret);
 
 // The file's bytes: gzip of {"content": {...}, "signature": hex HMAC-SHA256 of content}.
 result<std::string> sign_probe_file(const probe_file& probes, const std::string& secret);

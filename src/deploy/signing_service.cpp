@@ -1,27 +1,41 @@
 #include "deploy/signing_service.h"
 
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <list>
+#include <optional>
+#include <set>
+#include <vector>
 
 #include "deploy/probe_file.h"
+#include "deploy/readable_check.h"
 
 namespace dc {
 
 namespace {
 
-constexpr size_t max_request = 64 << 20;
+// A request is one probe file's content: far below this even for a config probing thousands of
+// functions. With max_connections, it bounds what clients can make the service hold.
+constexpr size_t max_request = 16 << 20;
+constexpr size_t max_connections = 128;
+// One user cannot take every slot: past this, its new connections are refused at once (which
+// also drains its queued ones from the listen backlog quickly, ahead of other users').
+constexpr size_t max_per_uid = 32;
+// From accept to the last byte of the reply. A local client writes its request at once; one that
+// trickles or stalls is cut off, so it cannot hold a slot (or the service) for long.
+constexpr auto connection_deadline = std::chrono::seconds(10);
 
 result<int> unix_socket(const std::string& path, sockaddr_un& addr)
 {
@@ -36,6 +50,7 @@ result<int> unix_socket(const std::string& path, sockaddr_un& addr)
   return fd;
 }
 
+// Until EOF; false on an error or a reply over max_request. What arrived is kept either way.
 bool read_all(int fd, std::string& out)
 {
   char buf[65536];
@@ -51,10 +66,11 @@ bool read_all(int fd, std::string& out)
   }
 }
 
+// MSG_NOSIGNAL: a peer that went away is an error here, not a SIGPIPE that ends the process.
 bool write_all(int fd, const std::string& data)
 {
   for (size_t at = 0; at < data.size();) {
-    ssize_t n = write(fd, data.data() + at, data.size() - at);
+    ssize_t n = send(fd, data.data() + at, data.size() - at, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
@@ -64,40 +80,104 @@ bool write_all(int fd, const std::string& data)
   return true;
 }
 
-// Whether uid can read path: asked of the kernel by a child that becomes uid (with its groups).
-bool readable_by(uint32_t uid, const std::string& path)
+// One client: its request coming in, then its reply going out, all before its deadline.
+struct connection {
+  int fd = -1;
+  std::optional<uint32_t> uid;  // SO_PEERCRED, taken at accept
+  std::string request, reply;
+  size_t sent = 0;
+  bool replying = false;
+  std::chrono::steady_clock::time_point deadline;
+  // Between the request and the reply: the request's probes while their binaries are checked.
+  bool checking = false;
+  probe_file probes;
+  readable_check check;
+};
+
+void start_reply(connection& c, std::string reply)
 {
-  passwd* pw = getpwuid(uid);
-  gid_t gid = pw ? pw->pw_gid : uid;
-  pid_t child = fork();
-  if (child == 0) {
-    if ((pw ? initgroups(pw->pw_name, gid) : setgroups(0, nullptr)) != 0 || setgid(gid) != 0 ||
-        setuid(uid) != 0)
-      _exit(2);
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    _exit(fd >= 0 ? 0 : 1);
-  }
-  int status = 0;
-  return child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  c.reply = std::move(reply);
+  c.replying = true;
 }
 
-std::string answer(uint32_t uid, const std::string& request, const std::string& secret)
+// The check is done: the signed file, or why not.
+void finish_answer(connection& c, const std::string& secret)
 {
-  auto probes = parse_probe_file_content(request);
-  if (!probes)
-    return "ERR " + probes.error().message + "\n";
-  probes->uid = uid;  // whoever asked, as the kernel says: never the request's own claim
-  for (const auto& t : probes->uprobes)
-    if (!readable_by(uid, t.binary))
-      return "ERR uid " + std::to_string(uid) + " cannot read " + t.binary + "\n";
-  auto signed_bytes = sign_probe_file(*probes, secret);
-  if (!signed_bytes)
-    return "ERR " + signed_bytes.error().message + "\n";
-  return "OK\n" + *signed_bytes;
+  c.checking = false;
+  if (auto unreadable = finish_readable_check(c.check))
+    return start_reply(c, "ERR uid " + std::to_string(c.probes.uid) + " cannot read " + *unreadable + "\n");
+  auto signed_bytes = sign_probe_file(c.probes, secret);
+  start_reply(c, signed_bytes ? "OK\n" + *signed_bytes : "ERR " + signed_bytes.error().message + "\n");
 }
+
+// The whole request is in: parsed, then its binaries checked (each distinct one once, by one
+// child beside the other clients: one fork per probe made 10,000 probes hold the service 10 s).
+void begin_answer(connection& c, const std::string& secret)
+{
+  if (!c.uid)
+    return start_reply(c, "ERR no peer credentials\n");
+  auto probes = parse_probe_file_content(c.request);
+  std::string().swap(c.request);
+  if (!probes)
+    return start_reply(c, "ERR " + probes.error().message + "\n");
+  c.probes = std::move(*probes);
+  c.probes.uid = *c.uid;  // whoever asked, as the kernel says: never the request's own claim
+  std::set<std::string> distinct;
+  std::vector<std::string> binaries;
+  for (const auto& t : c.probes.uprobes)
+    if (distinct.insert(t.binary).second)
+      binaries.push_back(t.binary);
+  c.check = start_readable_check(*c.uid, std::move(binaries));
+  c.checking = c.check.fd >= 0;
+  if (!c.checking)
+    finish_answer(c, secret);
+}
+
+// Reads what is there; at EOF the request is answered, past the limit it is refused.
+void take_input(connection& c, const std::string& secret)
+{
+  char buf[65536];
+  ssize_t n = read(c.fd, buf, sizeof(buf));
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return;
+  if (n < 0) {
+    start_reply(c, "");  // the client is gone: nothing to say, the connection just ends
+    return;
+  }
+  if (n == 0) {
+    begin_answer(c, secret);
+    return;
+  }
+  if (c.request.size() + static_cast<size_t>(n) > max_request) {
+    start_reply(c, "ERR request larger than the limit of " + std::to_string(max_request) + " bytes\n");
+    return;
+  }
+  c.request.append(buf, static_cast<size_t>(n));
+}
+
+// Sends what the socket takes; true when the connection is done (all sent, or the client gone).
+bool give_output(connection& c)
+{
+  while (c.sent < c.reply.size()) {
+    ssize_t n = send(c.fd, c.reply.data() + c.sent, c.reply.size() - c.sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && errno == EAGAIN)
+      return false;
+    if (n <= 0)
+      return true;
+    c.sent += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+volatile sig_atomic_t stopping = 0;
 
 }  // namespace
 
+// One thread, every client multiplexed with ppoll: a slow or silent client costs a slot until its
+// deadline, never the others' turn. Answering (parse, a readability check per binary, the HMAC)
+// is done inline; it does not wait on the client.
 result<> serve_signing(const std::string& socket_path, const std::string& secret)
 {
   sockaddr_un addr;
@@ -108,34 +188,104 @@ result<> serve_signing(const std::string& socket_path, const std::string& secret
   std::filesystem::create_directories(std::filesystem::path(socket_path).parent_path(), ec);
   ::unlink(socket_path.c_str());
   if (bind(*fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      chmod(socket_path.c_str(), 0666) != 0 || listen(*fd, 16) != 0)
-    return fail("cannot listen on " + socket_path + ": " + std::strerror(errno));
-  sigset_t stop;
+      chmod(socket_path.c_str(), 0666) != 0 || listen(*fd, SOMAXCONN) != 0 ||
+      fcntl(*fd, F_SETFL, O_NONBLOCK) != 0) {
+    int saved = errno;
+    close(*fd);
+    return fail("cannot listen on " + socket_path + ": " + std::strerror(saved));
+  }
+  // Stop signals are blocked except inside ppoll, so one that arrives is never missed.
+  sigset_t stop, waiting;
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
-  // Stop signals interrupt accept (no SA_RESTART) and end the loop.
-  static volatile sig_atomic_t stopping = 0;
+  sigprocmask(SIG_BLOCK, &stop, &waiting);
+  sigdelset(&waiting, SIGINT);
+  sigdelset(&waiting, SIGTERM);
   struct sigaction sa {};
   sa.sa_handler = [](int) { stopping = 1; };
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+
+  std::list<connection> clients;
+  std::vector<pollfd> fds;
   while (!stopping) {
-    int conn = accept4(*fd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (conn < 0)
-      continue;
-    ucred cred{};
-    socklen_t len = sizeof(cred);
-    std::string request;
-    std::string reply = getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0
-                            ? "ERR no peer credentials\n"
-                        : !read_all(conn, request) ? "ERR unreadable request\n"
-                                                   : answer(cred.uid, request, secret);
-    write_all(conn, reply);
-    close(conn);
+    using clock = std::chrono::steady_clock;
+    auto now = clock::now();
+    for (auto it = clients.begin(); it != clients.end();) {
+      if (now < it->deadline) {
+        ++it;
+        continue;
+      }
+      std::string limit = std::to_string(connection_deadline.count()) + " s";
+      if (it->checking) {  // an open that does not return: FUSE or NFS not answering
+        it->checking = false;
+        start_reply(*it, "ERR cannot tell whether uid " + std::to_string(it->probes.uid) + " can read " +
+                             abandon_readable_check(it->check) + ": opening it did not return within " +
+                             limit + "\n");
+        (void)give_output(*it);
+      } else if (!it->replying) {  // one try to say why; a client that cannot take it is dropped anyway
+        start_reply(*it, "ERR request not complete within " + limit + "\n");
+        (void)give_output(*it);
+      }
+      close(it->fd);
+      it = clients.erase(it);
+    }
+    fds.assign(1, pollfd{*fd, static_cast<short>(clients.size() < max_connections ? POLLIN : 0), 0});
+    auto next = now + connection_deadline;
+    for (const auto& c : clients) {
+      fds.push_back({c.checking ? c.check.fd : c.fd, static_cast<short>(c.replying ? POLLOUT : POLLIN), 0});
+      next = std::min(next, c.deadline);
+    }
+    auto wait =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(next - now) + std::chrono::milliseconds(1);
+    timespec ts{static_cast<time_t>(wait.count() / 1000000000), static_cast<long>(wait.count() % 1000000000)};
+    if (ppoll(fds.data(), fds.size(), &ts, &waiting) < 0)
+      continue;  // EINTR: a stop signal, or another to ignore
+    size_t i = 1;
+    for (auto it = clients.begin(); it != clients.end(); ++i) {
+      bool done = false;
+      if (fds[i].revents != 0 && it->checking) {
+        if (pump_readable_check(it->check))
+          finish_answer(*it, secret);
+      } else if (fds[i].revents != 0 && !it->replying) {
+        take_input(*it, secret);
+      }
+      if (it->replying && (fds[i].revents != 0 || it->sent == 0))
+        done = give_output(*it);
+      if (done) {
+        close(it->fd);
+        it = clients.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    while (fds[0].revents != 0 && clients.size() < max_connections) {
+      int conn = accept4(*fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (conn < 0)
+        break;
+      connection& c = clients.emplace_back();
+      c.fd = conn;
+      c.deadline = clock::now() + connection_deadline;
+      ucred cred{};
+      socklen_t len = sizeof(cred);
+      if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+        c.uid = cred.uid;
+      if (c.uid && std::count_if(clients.begin(), clients.end(), [&](const connection& o) {
+                     return o.uid == c.uid;
+                   }) > static_cast<std::ptrdiff_t>(max_per_uid))
+        start_reply(c, "ERR uid " + std::to_string(*c.uid) + " has " + std::to_string(max_per_uid) +
+                           " requests open already, the most one user may have\n");
+    }
+  }
+  for (auto& c : clients) {
+    if (c.checking)
+      (void)abandon_readable_check(c.check);
+    close(c.fd);
   }
   close(*fd);
   ::unlink(socket_path.c_str());
+  sigprocmask(SIG_UNBLOCK, &stop, nullptr);
   return {};
 }
 
@@ -149,9 +299,14 @@ result<std::string> request_signature(const std::string& socket_path, const std:
     close(*fd);
     return fail("cannot reach the signing service at " + socket_path + ": " + std::strerror(errno));
   }
+  // The reply is read even when sending failed: a refusal (a request over the limit) can come
+  // before the whole request went out.
   std::string reply;
-  bool ok = write_all(*fd, content) && shutdown(*fd, SHUT_WR) == 0 && read_all(*fd, reply);
+  bool sent = write_all(*fd, content) && shutdown(*fd, SHUT_WR) == 0;
+  bool ok = read_all(*fd, reply) && sent;
   close(*fd);
+  if (reply.starts_with("ERR "))
+    ok = true;
   if (!ok)
     return fail("the signing service at " + socket_path + " did not answer");
   if (reply.starts_with("OK\n"))

@@ -3,7 +3,11 @@
 // the signed content; and only probes on binaries that uid can read are signed.
 //
 // Protocol: the client sends a probe file's unsigned content (JSON) and shuts down its write
-// side; the service answers "OK\n" followed by the signed file, or "ERR <reason>\n".
+// side; the service answers "OK\n" followed by the signed file, or "ERR <reason>\n". A request
+// over 16 MiB is refused as soon as it passes the limit; a connection gets 10 s from accept to
+// the end of its reply (then "ERR request not complete within 10 s" if it can still be told);
+// up to 128 clients are served at once, the rest wait in the listen backlog; a uid with 32
+// connections open has any more refused at once.
 #pragma once
 
 #include <string>

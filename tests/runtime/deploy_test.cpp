@@ -43,7 +43,9 @@ TEST_F(deploy_test, OnlyTheWrappedProgramOfTheSignedUserIsTraced)
             0);
   ASSERT_EQ(run_shell("dd if=/dev/zero of=" + shell_quote(plain) + " bs=4k count=7 status=none"), 0);
   // Wrapped, but not the user the file was signed for (root): not traced. The wrapper and the
-  // library are copied where that user can reach them (the build tree may be private).
+  // library are copied where that user can reach them (the build tree may be private); the
+  // daemon does not watch that copy, so this part holds for any uid. The uid filter itself is
+  // proved by daemon_uid_test.OnlyTheSignedUsersProcessesAreTraced (an installed copy, two users).
   std::string shared = "/tmp/dc-other-user-" + std::to_string(getpid()), other_user = shared + "/out.bin";
   ASSERT_EQ(run_shell("mkdir -p " + shared + "/bin " + shared + "/lib && chmod 1777 " + shared + " && cp " +
                       bin_dir + "/datacrumbs_wrap " + shared + "/bin/ && cp " + bin_dir +
