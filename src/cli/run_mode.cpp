@@ -125,6 +125,8 @@ result<int> run_traced(const run_options& options)
   if (!trace_file)
     return std::unexpected(trace_file.error());
   unlink_unless_kept trace_guard{trace_path, trace_file->identity()};
+  if (!options.no_index)
+    trace_file->index_to(trace_path + ".zindex");
   std::optional<pending_file> summary_file;
   if (!options.summary_path.empty()) {
     auto reserved = pending_file::reserve(options.summary_path);
@@ -169,8 +171,6 @@ result<int> run_traced(const run_options& options)
   if (!pipeline)
     return abandon(pipeline.error());
   (*pipeline)->dec().snapshot_fds(static_cast<uint32_t>(child->pid));
-  if (options.no_index)
-    (*pipeline)->skip_index();
   // Its user-space probes are in place before its exec: they cover every binary it maps.
   if (auto attached = (*probes)->attach_process(static_cast<uint32_t>(child->pid)); !attached)
     return abandon(attached.error());
