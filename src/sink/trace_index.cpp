@@ -42,12 +42,6 @@ struct db_closer {
 struct statement_closer {
   void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
 };
-struct decompressor_closer {
-  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
-};
-struct compressor_closer {
-  void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
-};
 using statement = std::unique_ptr<sqlite3_stmt, statement_closer>;
 
 struct fd_closer {
@@ -130,7 +124,8 @@ result<> read_at(int fd, uint64_t offset, std::string& out, size_t size)
 
 std::string window_of_zeros()
 {
-  std::unique_ptr<libdeflate_compressor, compressor_closer> deflater(libdeflate_alloc_compressor(9));
+  std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)> deflater(
+      libdeflate_alloc_compressor(9), libdeflate_free_compressor);
   if (!deflater)
     return {};
   std::string zeros(window_size, '\0'),
@@ -241,6 +236,11 @@ trace_index_builder::trace_index_builder(std::unique_ptr<state> s) : s_(std::mov
 
 trace_index_builder::~trace_index_builder()
 {
+  if (!s_->done) {  // dropped: the members still waiting are skipped, not inserted
+    std::lock_guard lock(s_->m);
+    if (s_->trouble)
+      s_->trouble = fail("trace index: dropped");
+  }
   s_->stop();
   s_->db.reset();
   if (!s_->done)
@@ -370,7 +370,8 @@ result<> write_trace_index(const std::string& trace_path, std::span<const gzip_m
   auto builder = trace_index_builder::create(index_path);
   if (!builder)
     return std::unexpected(builder.error());
-  std::unique_ptr<libdeflate_decompressor, decompressor_closer> inflater(libdeflate_alloc_decompressor());
+  std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> inflater(
+      libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
   if (!inflater)
     return fail("trace index: cannot allocate a decompressor");
   std::string compressed, text;
