@@ -2,9 +2,12 @@
 // collect/ring_recording.h) through the decoder, the trace writer and the summary into a real
 // .pfw.gz, batch by batch as the formatter thread gets them, and reports events per second of
 // wall and CPU time, and the end of the run (held spans, end record, last member, line index)
-// on its own. bench/run_collector.sh records the runs and writes docs/benchmarks.md.
+// on its own. The line index is built by the writer as it writes (as a run does), or with
+// --reread-index by inflating the closed trace again (as runs did before), or not at all.
+// bench/run_collector.sh records the runs and writes docs/benchmarks.md.
 //
-// usage: collector_bench RECORDING OUT.pfw.gz [--threads N] [--level L] [--rounds R] [--no-index]
+// usage: collector_bench RECORDING OUT.pfw.gz [--threads N] [--level L] [--rounds R]
+//                        [--no-index | --reread-index]
 // prints one line per round: key=value pairs (events, wall_s, cpu_s, ...).
 #include <sys/resource.h>
 
@@ -28,7 +31,7 @@ struct options {
   int threads = 0;
   int level = -1;  // the tool's own
   int rounds = 1;
-  bool index = true;
+  enum class index_mode { writer, reread, none } index = index_mode::writer;
 };
 
 double cpu_seconds()
@@ -45,7 +48,7 @@ int usage(const char* why)
 {
   std::fprintf(stderr,
                "collector_bench: %s\nusage: collector_bench RECORDING OUT.pfw.gz [--threads N] [--level L] "
-               "[--rounds R] [--no-index]\n",
+               "[--rounds R] [--no-index | --reread-index]\n",
                why);
   return 2;
 }
@@ -60,6 +63,8 @@ bool replay(const options& o, const std::vector<std::string>& batches)
     std::fprintf(stderr, "collector_bench: %s\n", file.error().message.c_str());
     return false;
   }
+  if (o.index == options::index_mode::writer)
+    file->index_to(o.out + ".zindex");
   dc::pfw_writer writer(std::move(*file), "bench", 1);
   dc::summary_builder summary;
   dc::decoder dec(dc::measure_clock_offset(), {&writer, &summary});
@@ -79,7 +84,9 @@ bool replay(const options& o, const std::vector<std::string>& batches)
   auto finished = writer.finish({});
   auto t2 = clock::now();
   double cpu2 = cpu_seconds();
-  if (finished && o.index)
+  if (finished && o.index == options::index_mode::writer)
+    finished = writer.file().index_status();
+  if (finished && o.index == options::index_mode::reread)
     finished = dc::write_trace_index(writer.file().path(), writer.file().members(),
                                      writer.file().path() + ".zindex");
   auto t3 = clock::now();
@@ -98,11 +105,13 @@ bool replay(const options& o, const std::vector<std::string>& batches)
   double wall = secs(t2 - t0), cpu = cpu2 - cpu0;
   std::printf(
       "events=%llu batches=%zu wall_s=%.3f cpu_s=%.3f events_per_s_wall=%.0f events_per_s_cpu=%.0f "
-      "stream_wall_s=%.3f stream_cpu_s=%.3f finish_s=%.3f index_s=%.3f text_bytes=%llu gz_bytes=%llu "
+      "stream_wall_s=%.3f stream_cpu_s=%.3f finish_s=%.3f index_s=%.3f end_s=%.3f text_bytes=%llu "
+      "gz_bytes=%llu "
       "malformed=%llu\n",
       static_cast<unsigned long long>(events), batches.size(), wall, cpu, events / wall, events / cpu,
-      secs(t1 - t0), cpu1 - cpu0, secs(t2 - t1), secs(t3 - t2), static_cast<unsigned long long>(text),
-      static_cast<unsigned long long>(gz), static_cast<unsigned long long>(dec.malformed()));
+      secs(t1 - t0), cpu1 - cpu0, secs(t2 - t1), secs(t3 - t2), secs(t3 - t1),
+      static_cast<unsigned long long>(text), static_cast<unsigned long long>(gz),
+      static_cast<unsigned long long>(dec.malformed()));
   std::fflush(stdout);
   return true;
 }
@@ -128,8 +137,8 @@ int main(int argc, char** argv)
     if (a == "--threads" || a == "--level" || a == "--rounds") {
       if (!number(a == "--threads" ? o.threads : a == "--level" ? o.level : o.rounds))
         return usage((a + " needs a number").c_str());
-    } else if (a == "--no-index") {
-      o.index = false;
+    } else if (a == "--no-index" || a == "--reread-index") {
+      o.index = a == "--no-index" ? options::index_mode::none : options::index_mode::reread;
     } else if (a.starts_with("-")) {
       return usage(("unknown option " + a).c_str());
     } else {

@@ -115,6 +115,7 @@ result<int> run_daemon(const daemon_options& options)
     return std::unexpected(trace_file.error());
   if (lchown(trace_path.c_str(), probes_file->uid, pw ? pw->pw_gid : probes_file->uid) != 0)
     return fail("cannot give " + trace_path + " to uid " + std::to_string(probes_file->uid));
+  trace_file->index_to(trace_path + ".zindex");
   // The live view's snapshot (`datacrumbs live RUN-ID`): replaced every second, the last frame
   // (marked ended) left in place when the run ends.
   std::string live_path = live_snapshot_path(run_dir, run_id);

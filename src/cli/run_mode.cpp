@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <optional>
+#include <thread>
 
 #include "cli/child_process.h"
 #include "cli/live_output.h"
@@ -125,6 +126,8 @@ result<int> run_traced(const run_options& options)
   if (!trace_file)
     return std::unexpected(trace_file.error());
   unlink_unless_kept trace_guard{trace_path, trace_file->identity()};
+  if (!options.no_index)
+    trace_file->index_to(trace_path + ".zindex");
   std::optional<pending_file> summary_file;
   if (!options.summary_path.empty()) {
     auto reserved = pending_file::reserve(options.summary_path);
@@ -164,15 +167,18 @@ result<int> run_traced(const run_options& options)
   };
   snapshot_plan snapshots{true, options.snapshot_dirs, static_cast<uint32_t>(child->pid), options.command,
                           *executable};
+  // Its user-space probes are in place before its exec: they cover every binary it maps. They
+  // are attached (~30 ms) while the pipeline starts (~15 ms: snapshots, the first part written).
+  result<> attached;
+  std::optional<std::jthread> attaching(
+      std::in_place, [&] { attached = (*probes)->attach_process(static_cast<uint32_t>(child->pid)); });
   auto pipeline = trace_pipeline::start(**probes, std::move(*trace_file), static_cast<uint32_t>(child->pid),
                                         rules, std::move(snapshots), std::move(*views));
+  attaching.reset();  // joined
   if (!pipeline)
     return abandon(pipeline.error());
   (*pipeline)->dec().snapshot_fds(static_cast<uint32_t>(child->pid));
-  if (options.no_index)
-    (*pipeline)->skip_index();
-  // Its user-space probes are in place before its exec: they cover every binary it maps.
-  if (auto attached = (*probes)->attach_process(static_cast<uint32_t>(child->pid)); !attached)
+  if (!attached)
     return abandon(attached.error());
   if (auto refused = (*probes)->refused_functions(); !refused.empty())
     std::fprintf(stderr, "datacrumbs: %zu functions the kernel cannot probe are skipped (first: %s)\n",

@@ -6,7 +6,6 @@
 
 #include "core/clock.h"
 #include "cli/uprobe_report.h"
-#include "sink/trace_index.h"
 
 namespace dc {
 
@@ -129,14 +128,10 @@ result<> trace_pipeline::finish()
   dec_.write_page_cache_counters(now_epoch_us());
   write_end_snapshots(writer_, snapshots_, root_pid_);
   auto finished = writer_.finish(lost_);
-  if (finished && index_) {
-    // Beside the trace, for readers that fetch lines without inflating it all (dfanalyzer):
-    // without it the trace is still whole, so its trouble is a warning.
-    const gzip_member_writer& file = writer_.file();
-    if (auto indexed = write_trace_index(file.path(), file.members(), file.path() + ".zindex"); !indexed)
-      std::fprintf(stderr, "datacrumbs: %s (the trace itself is complete)\n",
-                   indexed.error().message.c_str());
-  }
+  // The line index beside the trace (built while it was written, when asked for): without it
+  // the trace is still whole, so its trouble is a warning.
+  if (const auto& indexed = writer_.file().index_status(); finished && !indexed)
+    std::fprintf(stderr, "datacrumbs: %s (the trace itself is complete)\n", indexed.error().message.c_str());
   if (!detached)
     return detached;
   if (!drained)

@@ -43,10 +43,9 @@ class trace_pipeline {
   ~trace_pipeline();
 
   decoder& dec() { return dec_; }
-  // Detaches the probes, drains every record, writes the counters and the end record, and the
-  // trace's line index (TRACE.zindex, sink/trace_index.h) unless told not to.
+  // Detaches the probes, drains every record, writes the counters and the end record, and closes
+  // the trace (with its line index, when the file was given one: gzip_member_writer::index_to).
   result<> finish();
-  void skip_index() { index_ = false; }
 
   // After finish(): the facts of the run the writer knows (written, unwritten, lost).
   run_facts facts(std::vector<std::string> command, int exit_code, const std::string& trace_path,
@@ -83,7 +82,6 @@ class trace_pipeline {
   std::unique_ptr<live_view> live_;
   std::unique_ptr<collector> collector_;
   loss_counts lost_;
-  bool index_ = true;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point ended_ = started_;
 };

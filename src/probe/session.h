@@ -94,6 +94,7 @@ class session {
   datacrumbs_bpf* skel_ = nullptr;
   user_probes* user_probes_ = nullptr;  // owned by layers_
   std::unique_ptr<process_holder> holder_;
+  bool holds_released_ = false;  // release_holds() ran: its pause is not paid again at the end
   bool first_attached_ = false;
   std::vector<bpf_link*> process_links_;
   shared_maps maps_;

@@ -41,8 +41,10 @@ probe_set without(const probe_set& set, const std::vector<uint64_t>& refused);
 bool has_lock_prefix(std::ifstream& file, uint64_t offset);
 
 // Closes links in the background: releasing a uprobe link waits for an RCU grace period (~20-50
-// ms here), which must not delay the next process waiting to be continued. A few threads, so
-// that the grace periods of many links overlap. Joined (every link closed) when destroyed.
+// ms here), which must not delay the next process waiting to be continued. Enough threads that
+// the grace periods of a process's links overlap (one link per binary and direction: a process
+// with libc, libmpi and libhdf5 probed has 6): with 4 threads, the last two waited for a second
+// grace period at the end of every run. Joined (every link closed) when destroyed.
 class link_closer {
  public:
   link_closer();
@@ -56,7 +58,7 @@ class link_closer {
   std::condition_variable ready_;
   std::vector<int> fds_;
   bool done_ = false;
-  std::array<std::thread, 4> threads_;
+  std::array<std::thread, 8> threads_;
 };
 
 }  // namespace dc

@@ -14,19 +14,23 @@
 #include <thread>
 #include <utility>
 
+#include "sink/trace_index.h"
+
 namespace dc {
 
 namespace {
 
 // One member made from text: its compressed bytes (the first `size` of `bytes`) and its span
-// but for where it lies in the file, which only the member before it tells.
+// but for where it lies in the file, which only the member before it tells; with an index, the
+// length of each of its lines.
 struct compressed_member {
   std::string bytes;
   gzip_member_span span;
+  std::vector<uint32_t> line_lengths;
 };
 
 result<> compress_member(libdeflate_compressor* c, const std::string& path, const std::string& text,
-                         compressed_member& into)
+                         compressed_member& into, bool lines)
 {
   into.bytes.resize(libdeflate_gzip_compress_bound(c, text.size()));
   size_t n = libdeflate_gzip_compress(c, text.data(), text.size(), into.bytes.data(), into.bytes.size());
@@ -34,17 +38,25 @@ result<> compress_member(libdeflate_compressor* c, const std::string& path, cons
     return fail("gzip compression failed for '" + path + "'");
   into.span = {.compressed_size = n, .text_size = text.size()};
   // memchr per line: glibc's is vectorized, a byte loop (std::count at -O2) cost 5 % of the
-  // tracer's time on a syscall storm.
-  for (const char *at = text.data(), *end = at + text.size();
-       (at = static_cast<const char*>(std::memchr(at, '\n', static_cast<size_t>(end - at)))) != nullptr; ++at)
+  // tracer's time on a syscall storm. The index's line lengths are taken here, while the text
+  // is at hand, rather than by inflating the member again at the end of the run.
+  into.line_lengths.clear();
+  lines = lines && text.size() <= UINT32_MAX;  // else no lengths: the index reports the member
+  for (const char *line = text.data(), *at = line, *end = at + text.size();
+       (at = static_cast<const char*>(std::memchr(at, '\n', static_cast<size_t>(end - at)))) != nullptr;
+       line = ++at) {
     ++into.span.line_count;
+    if (lines)
+      into.line_lengths.push_back(static_cast<uint32_t>(at + 1 - line));
+  }
   return {};
 }
 
-// Writes a compressed member after the last of spans and appends its span. A member that
-// cannot be written whole is cut off again: its written part would be a corrupt tail.
-result<> write_member(int fd, const std::string& path, const compressed_member& member,
-                      std::vector<gzip_member_span>& spans)
+// Writes a compressed member after the last of spans and appends its span (and its lines to the
+// index, if there is one). A member that cannot be written whole is cut off again: its written
+// part would be a corrupt tail.
+result<> write_member(int fd, const std::string& path, compressed_member& member,
+                      std::vector<gzip_member_span>& spans, trace_index_builder* index)
 {
   for (size_t done = 0, n = member.span.compressed_size; done < n;) {
     ssize_t w = ::write(fd, member.bytes.data() + done, n - done);
@@ -71,6 +83,8 @@ result<> write_member(int fd, const std::string& path, const compressed_member& 
     span.first_line = last.first_line + last.line_count;
   }
   spans.push_back(span);
+  if (index)
+    index->add_member(span, {member.bytes.data(), span.compressed_size}, std::move(member.line_lengths));
   return {};
 }
 
@@ -101,6 +115,7 @@ struct gzip_member_writer::workers {
   result<> first_error;
   std::vector<gzip_member_span> spans;
   member_tally written;
+  trace_index_builder* index = nullptr;  // the writer's, set before the first member
   std::vector<std::thread> threads;
 
   void run(std::unique_ptr<libdeflate_compressor, compressor_closer> c)
@@ -114,14 +129,14 @@ struct gzip_member_writer::workers {
       job j = std::move(queue.front());
       queue.pop_front();
       lock.unlock();
-      result<> done = compress_member(c.get(), path, j.text, member);
+      result<> done = compress_member(c.get(), path, j.text, member, index != nullptr);
       j.text.clear();
       lock.lock();
       changed.wait(lock, [&] { return next_write == j.number; });
       if (done && first_error) {
         // Only the worker whose turn it is writes, so the file is written outside the lock.
         lock.unlock();
-        done = write_member(fd, path, member, spans);
+        done = write_member(fd, path, member, spans, index);
         lock.lock();
         if (done) {
           written.events += j.tally.events;
@@ -199,6 +214,8 @@ gzip_member_writer::gzip_member_writer(gzip_member_writer&& o) noexcept
       compressed_(std::move(o.compressed_)),
       members_(o.members_),
       spans_(std::move(o.spans_)),
+      index_(std::move(o.index_)),
+      index_status_(std::move(o.index_status_)),
       workers_(std::move(o.workers_)),
       written_(o.written_),
       failed_(o.failed_)
@@ -214,6 +231,8 @@ gzip_member_writer& gzip_member_writer::operator=(gzip_member_writer&& o) noexce
   std::swap(compressed_, o.compressed_);
   std::swap(members_, o.members_);
   std::swap(spans_, o.spans_);
+  std::swap(index_, o.index_);
+  std::swap(index_status_, o.index_status_);
   std::swap(workers_, o.workers_);
   std::swap(written_, o.written_);
   std::swap(failed_, o.failed_);
@@ -223,6 +242,7 @@ gzip_member_writer& gzip_member_writer::operator=(gzip_member_writer&& o) noexce
 gzip_member_writer::~gzip_member_writer()
 {
   stop_workers();
+  index_.reset();  // unfinished: its temporary file removed
   if (fd_ >= 0)
     ::close(fd_);
   if (compressor_)
@@ -249,6 +269,33 @@ void gzip_member_writer::abandon()
   failed_ = true;
   pending_.clear();
   stop_workers();
+  drop_index("the trace failed");
+}
+
+void gzip_member_writer::index_to(const std::string& index_path)
+{
+  if (members_ > 0 || failed_ || fd_ < 0) {
+    index_status_ = fail("trace index: not written: asked for after the trace was begun");
+    return;
+  }
+  auto made = trace_index_builder::create(index_path);
+  if (!made) {
+    index_status_ = std::unexpected(made.error());
+    return;
+  }
+  index_ = std::move(*made);
+  if (workers_) {
+    std::lock_guard lock(workers_->m);
+    workers_->index = index_.get();
+  }
+}
+
+void gzip_member_writer::drop_index(const std::string& why)
+{
+  if (!index_)
+    return;
+  index_.reset();
+  index_status_ = fail("trace index: not written: " + why);
 }
 
 std::pair<uint64_t, uint64_t> gzip_member_writer::identity() const
@@ -276,10 +323,10 @@ result<> gzip_member_writer::flush_member(member_tally tally)
   if (fd_ < 0)
     return fail("trace file '" + path_ + "' is already closed");
   if (!workers_) {
-    compressed_member member{.bytes = std::move(compressed_), .span = {}};
-    auto done = compress_member(compressor_, path_, pending_, member);
+    compressed_member member{.bytes = std::move(compressed_), .span = {}, .line_lengths = {}};
+    auto done = compress_member(compressor_, path_, pending_, member, index_ != nullptr);
     if (done)
-      done = write_member(fd_, path_, member, spans_);
+      done = write_member(fd_, path_, member, spans_, index_.get());
     compressed_ = std::move(member.bytes);
     pending_.clear();
     ++members_;
@@ -327,6 +374,13 @@ result<> gzip_member_writer::close(member_tally tally)
     if (auto drained = drain(); flushed)
       flushed = drained;
     stop_workers();
+  }
+  if (index_ && !flushed)
+    drop_index("the trace is incomplete");
+  if (index_ && fd_ >= 0) {
+    // Only the commit is left to do here: the rows went in while the members were written.
+    index_status_ = index_->finish(path_, fd_);
+    index_.reset();
   }
   if (fd_ >= 0 && ::close(std::exchange(fd_, -1)) != 0 && flushed)
     return fail("cannot close '" + path_ + "': " + std::strerror(errno));

@@ -18,6 +18,8 @@ struct libdeflate_compressor;
 
 namespace dc {
 
+class trace_index_builder;  // sink/trace_index.h
+
 // Where one member lies in the file and which lines it holds: what a reader needs to fetch a
 // line without inflating the members before it (sink/trace_index.h).
 struct gzip_member_span {
@@ -63,6 +65,11 @@ class gzip_member_writer {
   // Every member written, in file order (with workers: complete after close()).
   const std::vector<gzip_member_span>& members() const { return spans_; }
   const std::string& path() const { return path_; }
+  // Builds the trace's line index (sink/trace_index.h) while the members are written, and
+  // writes it to index_path when the file is closed whole. Asked for before the first member.
+  // Its trouble never fails the trace: index_status() tells it after close().
+  void index_to(const std::string& index_path);
+  const result<>& index_status() const { return index_status_; }
 
   // Compresses the buffer into one member and writes it; a no-op when nothing is buffered.
   // With workers, an error of an earlier member is returned by a later call or close(). A
@@ -89,6 +96,7 @@ class gzip_member_writer {
 
   gzip_member_writer(int fd, std::string path, libdeflate_compressor* compressor);
   void stop_workers();
+  void drop_index(const std::string& why);
 
   int fd_ = -1;
   std::string path_;
@@ -97,6 +105,8 @@ class gzip_member_writer {
   std::string compressed_;
   size_t members_ = 0;
   std::vector<gzip_member_span> spans_;
+  std::unique_ptr<trace_index_builder> index_;
+  result<> index_status_;
   std::unique_ptr<workers> workers_;
   member_tally written_;
   bool failed_ = false;

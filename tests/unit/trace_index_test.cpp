@@ -1,6 +1,8 @@
-// sink/trace_index: the zindex-form line index a run writes beside its trace. A reader fetches
-// line N the way zindex does (LineOffsets joined with AccessPoints, raw inflate from the access
-// point), and inflates only the member that holds it.
+// sink/trace_index: the zindex-form line index a run writes beside its trace, built by the writer
+// as it writes (gzip_member_writer::index_to). A reader fetches line N the way zindex does
+// (LineOffsets joined with AccessPoints, raw inflate from the access point), and inflates only
+// the member that holds it; the writer's index equals, row for row, the one built by inflating
+// the trace again.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -78,29 +80,66 @@ fetched fetch_line(const std::string& trace, const std::string& index, uint64_t 
   return f;
 }
 
+// Every row of every table (and the schema and stamp), as text, in key order.
+std::vector<std::string> rows_of(const std::string& index)
+{
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(index.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  std::vector<std::string> rows;
+  for (const char* sql :
+       {"PRAGMA application_id", "SELECT type, name, sql FROM sqlite_master ORDER BY name",
+        "SELECT * FROM AccessPoints ORDER BY uncompressedOffset", "SELECT * FROM LineOffsets ORDER BY line",
+        "SELECT * FROM Metadata ORDER BY key", "SELECT * FROM Indexes ORDER BY name"}) {
+    sqlite3_stmt* q = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &q, nullptr), SQLITE_OK) << sql;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+      std::string row = sql;
+      for (int c = 0; c < sqlite3_column_count(q); ++c) {
+        const char* v = static_cast<const char*>(sqlite3_column_blob(q, c));
+        row += "|" + std::to_string(sqlite3_column_type(q, c)) + ":" +
+               (v ? std::string(v, static_cast<size_t>(sqlite3_column_bytes(q, c))) : "");
+      }
+      rows.push_back(row);
+    }
+    sqlite3_finalize(q);
+  }
+  sqlite3_close(db);
+  return rows;
+}
+
+// Writes `members` members of 5000 lines each (of varied lengths) to path, with the writer's
+// index at path.zindex; returns the lines.
+std::vector<std::string> write_trace(const std::string& path, int members, int workers,
+                                     std::vector<gzip_member_span>* spans = nullptr)
+{
+  std::vector<std::string> lines;
+  auto out = gzip_member_writer::create(path, gzip_member_writer::default_level, workers);
+  EXPECT_TRUE(out);
+  out->index_to(path + ".zindex");
+  for (int member = 0; member < members; ++member) {
+    for (int i = 0; i < 5000; ++i) {
+      std::string line = "{\"id\":" + std::to_string(lines.size()) + ",\"name\":\"line " +
+                         std::to_string(lines.size()) + "\",\"pad\":\"" + std::string(i % 97, 'x') + "\"}";
+      lines.push_back(line);
+      out->buffer() += line + "\n";
+    }
+    EXPECT_TRUE(out->flush_member());
+  }
+  EXPECT_TRUE(out->close());
+  EXPECT_TRUE(out->index_status()) << out->index_status().error().message;
+  EXPECT_EQ(out->members().size(), static_cast<size_t>(members));
+  EXPECT_EQ(out->members().back().first_line + out->members().back().line_count - 1, lines.size());
+  if (spans)
+    *spans = out->members();
+  return lines;
+}
+
 TEST(TraceIndex, AReaderFetchesLineNInflatingOnlyItsMember)
 {
   std::string path =
       (std::filesystem::temp_directory_path() / ("idx." + std::to_string(getpid()) + ".pfw.gz"));
   std::string index = path + ".zindex";
-  std::vector<std::string> lines;
-  {
-    auto out = gzip_member_writer::create(path);
-    ASSERT_TRUE(out);
-    for (int member = 0; member < 8; ++member) {
-      for (int i = 0; i < 5000; ++i) {
-        std::string line = "{\"id\":" + std::to_string(lines.size()) + ",\"name\":\"line " +
-                           std::to_string(lines.size()) + "\",\"pad\":\"" + std::string(i % 97, 'x') + "\"}";
-        lines.push_back(line);
-        out->buffer() += line + "\n";
-      }
-      ASSERT_TRUE(out->flush_member());
-    }
-    ASSERT_TRUE(out->close());
-    ASSERT_EQ(out->members().size(), 8u);
-    EXPECT_EQ(out->members().back().first_line + out->members().back().line_count - 1, lines.size());
-    ASSERT_TRUE(write_trace_index(path, out->members(), index));
-  }
+  std::vector<std::string> lines = write_trace(path, 8, 0);
   uint64_t file_size = std::filesystem::file_size(path);
   uint64_t text_size = 0;
   for (const auto& l : lines) text_size += l.size() + 1;
@@ -114,6 +153,74 @@ TEST(TraceIndex, AReaderFetchesLineNInflatingOnlyItsMember)
   EXPECT_TRUE(fetch_line(path, index, lines.size() + 1).line.empty());
   std::filesystem::remove(path);
   std::filesystem::remove(index);
+}
+
+// The writer's index (lines taken as members were compressed, rows inserted while they were
+// written, by compression workers or not) is the index built by inflating the closed trace again.
+TEST(TraceIndex, TheWritersIndexEqualsTheOneBuiltByReadingTheTraceAgain)
+{
+  for (int workers : {0, 2}) {
+    std::string path = (std::filesystem::temp_directory_path() /
+                        ("idx-eq." + std::to_string(getpid()) + "." + std::to_string(workers) + ".pfw.gz"));
+    std::vector<gzip_member_span> spans;
+    // 150 members of 5000 lines: more than the index keeps waiting, so the writer waits for it.
+    std::vector<std::string> lines = write_trace(path, 150, workers, &spans);
+    ASSERT_TRUE(write_trace_index(path, spans, path + ".reread.zindex"));
+    std::vector<std::string> built = rows_of(path + ".zindex"), reread = rows_of(path + ".reread.zindex");
+    // The stamp; four tables and the two key indexes SQLite makes for TEXT PRIMARY KEYs; an access
+    // point per member; a row per line; five metadata entries.
+    EXPECT_EQ(built.size(), 1 + 6 + spans.size() + lines.size() + 5) << workers << " workers";
+    EXPECT_TRUE(built == reread) << workers << " workers: the indexes differ";
+    EXPECT_EQ(fetch_line(path, path + ".zindex", 654321).line, lines[654320] + "\n");
+    std::filesystem::remove(path);
+    std::filesystem::remove(path + ".zindex");
+    std::filesystem::remove(path + ".reread.zindex");
+  }
+}
+
+// A trace that could not be written whole, or whose name was removed, gets no index, and its
+// temporary file is removed.
+TEST(TraceIndex, AFailedOrRemovedTraceLeavesNoIndexNorTemporary)
+{
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("idx-gone." + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directory(dir);
+  std::string path = dir / "t.pfw.gz";
+  {
+    auto out = gzip_member_writer::create(path);
+    ASSERT_TRUE(out);
+    out->index_to(path + ".zindex");
+    out->buffer() = "[\n";
+    ASSERT_TRUE(out->flush_member());
+    fs::remove(path);
+    out->buffer() = "{\"id\":1}\n";
+    ASSERT_TRUE(out->close());
+    ASSERT_FALSE(out->index_status());
+    EXPECT_NE(out->index_status().error().message.find("was removed"), std::string::npos);
+  }
+  {
+    auto out = gzip_member_writer::create(path);
+    ASSERT_TRUE(out);
+    out->index_to(path + ".zindex");
+    out->buffer() = "[\n";
+    out->abandon();
+    EXPECT_FALSE(out->close());
+    EXPECT_FALSE(out->index_status());
+  }
+  {
+    auto out = gzip_member_writer::create(path);
+    ASSERT_TRUE(out);
+    out->buffer() = "[\n";
+    ASSERT_TRUE(out->flush_member());
+    out->index_to(path + ".zindex");  // too late: the first member has no rows
+    ASSERT_TRUE(out->close());
+    EXPECT_FALSE(out->index_status());
+  }
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename());
+  EXPECT_EQ(names, std::vector<std::string>{"t.pfw.gz"});
+  fs::remove_all(dir);
 }
 
 TEST(TraceIndex, AnUnreadableTraceLeavesNoIndex)
@@ -142,9 +249,10 @@ TEST(TraceIndex, APlantedLinkIsNotWrittenThroughAndNoTemporaryIsLeft)
   fs::create_symlink(victim, index + ".tmp");
   auto out = gzip_member_writer::create(path);
   ASSERT_TRUE(out);
+  out->index_to(index);
   out->buffer() = "[\n{\"id\":1}\n";
   ASSERT_TRUE(out->close());
-  ASSERT_TRUE(write_trace_index(path, out->members(), index));
+  ASSERT_TRUE(out->index_status());
   EXPECT_EQ(fetch_line(path, index, 2).line, "{\"id\":1}\n");
   std::ifstream kept(victim);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "keep me");
@@ -164,13 +272,15 @@ TEST(TraceIndex, TheIndexHasTheTracesOwnerAndMode)
   namespace fs = std::filesystem;
   std::string path = fs::temp_directory_path() / ("idx-owner." + std::to_string(getpid()) + ".pfw.gz");
   std::string index = path + ".zindex";
+  // As the daemon does: the trace given away after it was created, before it is written.
   auto out = gzip_member_writer::create(path);
   ASSERT_TRUE(out);
-  out->buffer() = "[\n";
-  ASSERT_TRUE(out->close());
+  out->index_to(index);
   ASSERT_EQ(chown(path.c_str(), 65534, 65533), 0);
   ASSERT_EQ(chmod(path.c_str(), 0640), 0);
-  ASSERT_TRUE(write_trace_index(path, out->members(), index));
+  out->buffer() = "[\n";
+  ASSERT_TRUE(out->close());
+  ASSERT_TRUE(out->index_status());
   struct stat st {};
   ASSERT_EQ(stat(index.c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 65534u);
