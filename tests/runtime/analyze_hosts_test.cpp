@@ -99,7 +99,7 @@ struct analyze_hosts : runtime_test {
   nlohmann::json analyze(const std::vector<std::string>& traces, const std::string& name)
   {
     std::string paths;
-    for (const auto& t : traces) paths += " " + shell_quote(t);
+    for (const auto& t : traces) paths.append(" ").append(shell_quote(t));
     std::string cmd = std::string(DATACRUMBS_BIN) + " analyze" + paths + " --no-progress --json " +
                       dir / (name + ".json") + " >" + dir / (name + ".txt");
     EXPECT_EQ(run_shell(cmd), 0) << cmd;

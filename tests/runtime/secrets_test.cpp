@@ -190,7 +190,7 @@ TEST_F(secrets_test, TheKeyAppearsInNoOutputErrorOrTrace)
     bytes_searched += text.size();
   }
   // The search can fail: the key written into a text is found.
-  EXPECT_GT(key_pieces_in("x" + key.substr(10, 8) + "y", key), 0);
+  EXPECT_GT(key_pieces_in(std::string("x").append(key.substr(10, 8)).append("y"), key), 0);
   if (!HasFailure())
     std::printf(
         "figure: secrets: %zu outputs (%zu bytes) searched for every 8-byte piece of the key, raw and hex: "

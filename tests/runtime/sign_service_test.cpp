@@ -262,7 +262,8 @@ std::string many_probes(size_t n, const std::vector<std::string>& binaries)
   probe_file p;
   p.kernel_layers = {"syscall"};
   for (size_t i = 0; i < n; ++i)
-    p.uprobes.push_back({"STDIO", "f" + std::to_string(i), binaries[i % binaries.size()], 4096 + i});
+    p.uprobes.push_back(
+        {"STDIO", std::string("f").append(std::to_string(i)), binaries[i % binaries.size()], 4096 + i});
   return probe_file_content(p);
 }
 

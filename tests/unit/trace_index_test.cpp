@@ -96,8 +96,8 @@ std::vector<std::string> rows_of(const std::string& index)
       std::string row = sql;
       for (int c = 0; c < sqlite3_column_count(q); ++c) {
         const char* v = static_cast<const char*>(sqlite3_column_blob(q, c));
-        row += "|" + std::to_string(sqlite3_column_type(q, c)) + ":" +
-               (v ? std::string(v, static_cast<size_t>(sqlite3_column_bytes(q, c))) : "");
+        row.append("|").append(std::to_string(sqlite3_column_type(q, c))).append(":");
+        row += (v ? std::string(v, static_cast<size_t>(sqlite3_column_bytes(q, c))) : "");
       }
       rows.push_back(row);
     }
