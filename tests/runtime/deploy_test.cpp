@@ -42,20 +42,9 @@ TEST_F(deploy_test, OnlyTheWrappedProgramOfTheSignedUserIsTraced)
                       " bs=4k count=10 status=none"),
             0);
   ASSERT_EQ(run_shell("dd if=/dev/zero of=" + shell_quote(plain) + " bs=4k count=7 status=none"), 0);
-  // Wrapped, but not the user the file was signed for (root): not traced. The wrapper and the
-  // library are copied where that user can reach them (the build tree may be private); the
-  // daemon does not watch that copy, so this part holds for any uid. The uid filter itself is
-  // proved by daemon_uid_test.OnlyTheSignedUsersProcessesAreTraced (an installed copy, two users).
-  std::string shared = "/tmp/dc-other-user-" + std::to_string(getpid()), other_user = shared + "/out.bin";
-  ASSERT_EQ(run_shell("mkdir -p " + shared + "/bin " + shared + "/lib && chmod 1777 " + shared + " && cp " +
-                      bin_dir + "/datacrumbs_wrap " + shared + "/bin/ && cp " + bin_dir +
-                      "/../lib/libdatacrumbs_client.so " + shared + "/lib/ && chmod -R a+rX " + shared),
-            0);
-  int other_status = run_shell("setpriv --reuid=65534 --regid=65534 --clear-groups " + shared +
-                               "/bin/datacrumbs_wrap dd if=/dev/zero of=" + shell_quote(other_user) +
-                               " bs=4k count=3 status=none");
-  std::filesystem::remove_all(shared);
-  ASSERT_EQ(other_status, 0);
+  // Another user's wrapped program is left out by the uid filter:
+  // daemon_uid_test.OnlyTheSignedUsersProcessesAreTraced proves it with an installed copy of the
+  // library that the daemon watches and two real users (a private copy here would prove nothing).
 
   stop_daemon("job7");
   auto trace = parse_trace_text(read_gzip_members(info["trace"]).text);
@@ -65,7 +54,6 @@ TEST_F(deploy_test, OnlyTheWrappedProgramOfTheSignedUserIsTraced)
   for (const auto& e : complete_events(trace)) {
     uint64_t fh = e["args"].value("fhash", 0ull);
     EXPECT_NE(fh, string_hash(plain)) << "the unwrapped program was traced: " << e;
-    EXPECT_NE(fh, string_hash(other_user)) << "another user's program was traced: " << e;
     if (e["name"] == "write" && fh == string_hash(wrapped)) {
       ++writes;
       EXPECT_EQ(e["args"]["ret"], 4096);
