@@ -1,13 +1,48 @@
 #include "core/user_regex.h"
 
+#include <cctype>
+
 namespace dc {
+
+namespace {
+
+// libstdc++'s regex compiler reads the number of a back-reference (\N) or of a repeat ({n,m})
+// into a long without checking for overflow: undefined behaviour for 19 digits (found by the
+// names fuzz target). Such a number over 9 digits is refused before it gets there.
+bool has_oversized_number(const std::string& p)
+{
+  bool in_braces = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if (c == '\\' && i + 1 < p.size() && !std::isdigit(static_cast<unsigned char>(p[i + 1]))) {
+      ++i;  // an escaped character, never a number's start
+      continue;
+    }
+    if (c == '{')
+      in_braces = true;
+    else if (c == '}')
+      in_braces = false;
+    if (c != '\\' && c != '{' && !(c == ',' && in_braces))
+      continue;
+    size_t end = i + 1;
+    while (end < p.size() && std::isdigit(static_cast<unsigned char>(p[end]))) ++end;
+    if (end - (i + 1) > 9)
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 result<std::regex> compile_user_regex(const std::string& pattern, std::string_view context)
 {
+  std::string prefix = std::string(context) + ": invalid regex '" + pattern + "': ";
+  if (has_oversized_number(pattern))
+    return fail(prefix + "a back-reference or repeat count of more than 9 digits", 2);
   try {
     return std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
   } catch (const std::regex_error& e) {
-    return fail(std::string(context) + ": invalid regex '" + pattern + "': " + e.what(), 2);
+    return fail(prefix + e.what(), 2);
   }
 }
 
