@@ -1,14 +1,19 @@
 #include "core/user_regex.h"
 
 #include <cctype>
+#include <string>
 
 namespace dc {
 
 namespace {
 
 // libstdc++'s regex compiler reads the number of a back-reference (\N) or of a repeat ({n,m})
-// into a long without checking for overflow: undefined behaviour for 19 digits (found by the
-// names fuzz target). Such a number over 9 digits is refused before it gets there.
+// into a long without checking for overflow: undefined behaviour for 19 digits; and it copies a
+// repeated expression once per count, so a{10000000} takes seconds and gigabytes to compile
+// (both found by the names fuzz target). A back-reference over 9 digits or a repeat count over
+// max_repeat is refused before it gets there.
+constexpr long max_repeat = 1000;
+
 bool has_oversized_number(const std::string& p)
 {
   bool in_braces = false;
@@ -26,7 +31,8 @@ bool has_oversized_number(const std::string& p)
       continue;
     size_t end = i + 1;
     while (end < p.size() && std::isdigit(static_cast<unsigned char>(p[end]))) ++end;
-    if (end - (i + 1) > 9)
+    if (end - (i + 1) > 9 ||
+        (c != '\\' && end > i + 1 && std::stol(p.substr(i + 1, end - i - 1)) > max_repeat))
       return true;
   }
   return false;
@@ -38,7 +44,9 @@ result<std::regex> compile_user_regex(const std::string& pattern, std::string_vi
 {
   std::string prefix = std::string(context) + ": invalid regex '" + pattern + "': ";
   if (has_oversized_number(pattern))
-    return fail(prefix + "a back-reference or repeat count of more than 9 digits", 2);
+    return fail(prefix + "a back-reference of more than 9 digits or a repeat count over " +
+                    std::to_string(max_repeat),
+                2);
   try {
     return std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
   } catch (const std::regex_error& e) {
