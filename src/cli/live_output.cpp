@@ -60,8 +60,12 @@ std::function<void(const live_frame&)> live_printer(std::shared_ptr<async_output
   bool tty = isatty(STDOUT_FILENO) == 1;
   return [out = std::move(out), tty](const live_frame& f) {
     // A terminal gets the frame in place of the last (home, clear), like top; anything else a
-    // block per frame, separated by a blank line.
-    (void)out->write(tty ? "\033[H\033[2J" + live_text(f) : live_text(f) + "\n");
+    // block per frame, separated by a blank line. The last frame stays on the screen, and what
+    // the run prints after it starts after a blank line.
+    if (tty)
+      (void)out->write("\033[H\033[2J" + live_text(f) + (f.ended ? "\n" : ""));
+    else
+      (void)out->write(live_text(f) + "\n");
   };
 }
 

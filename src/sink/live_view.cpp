@@ -42,10 +42,21 @@ live_view::live_view(std::function<live_kernel_facts()> facts, std::function<voi
 void live_view::add_to(tally& t, const trace_event& ev, bool bytes)
 {
   t.ops += ev.count;
-  if (bytes && ev.dir == io_dir::read)
-    t.read_bytes += ev.bytes;
-  else if (bytes && ev.dir == io_dir::write)
-    t.write_bytes += ev.bytes;
+  if (bytes)  // a copy between two files reads one and writes the other: both ways
+    for_each_moved_file(ev, [&](uint64_t, io_dir dir) { add_bytes(t, dir, ev.bytes); });
+}
+
+void live_view::add_bytes(tally& t, io_dir dir, uint64_t bytes)
+{
+  (dir == io_dir::read ? t.read_bytes : t.write_bytes) += bytes;
+}
+
+void live_view::add_file(uint64_t fhash, io_dir dir, const trace_event& ev, bool bytes)
+{
+  tally& t = files_[fhash];
+  t.ops += ev.count;
+  if (bytes && dir != io_dir::none)
+    add_bytes(t, dir, ev.bytes);
 }
 
 void live_view::add(const trace_event& ev, const trace_names&)
@@ -58,8 +69,11 @@ void live_view::add(const trace_event& ev, const trace_names&)
   // read would count once per layer it went through.
   bool app = ev.category == category::posix;
   add_to(processes_[ev.pid], ev, app);
+  // Each file with what moved to or from it: a copy's output (fhash2) is written, not its input.
   if (ev.fhash)
-    add_to(files_[ev.fhash], ev, app);
+    add_file(ev.fhash, ev.dir, ev, app);
+  if (ev.fhash2 && ev.dir2 != io_dir::none)
+    add_file(ev.fhash2, ev.dir2, ev, app);
   auto layer = layers_.find(ev.category);
   if (layer == layers_.end())
     layer = layers_.emplace(std::string(ev.category), tally{}).first;

@@ -68,6 +68,8 @@ class live_view : public event_sink {
     uint64_t read_bytes = 0, write_bytes = 0, ops = 0;
   };
   static void add_to(tally& t, const trace_event& ev, bool bytes);
+  static void add_bytes(tally& t, io_dir dir, uint64_t bytes);  // dir: read or write
+  void add_file(uint64_t fhash, io_dir dir, const trace_event& ev, bool bytes);
   void show(std::chrono::steady_clock::time_point now, const trace_names& names, bool ended);
 
   std::function<live_kernel_facts()> facts_;

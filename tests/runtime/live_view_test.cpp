@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <sstream>
 
@@ -168,6 +169,37 @@ uint64_t events_of(const std::string& frame)
   return std::stoull(frame.substr(at + 8));
 }
 
+// The frames of --live's output, each from its "datacrumbs live" line on.
+std::vector<std::string> frames_of(const std::string& text)
+{
+  std::vector<std::string> frames;
+  for (size_t at = text.find("datacrumbs live"); at != std::string::npos;) {
+    size_t next = text.find("datacrumbs live", at + 1);
+    frames.push_back(text.substr(at, next == std::string::npos ? std::string::npos : next - at));
+    at = next;
+  }
+  return frames;
+}
+
+// A FILE row of a frame: {ops, app read, app write}, zeros when the frame has no row for path.
+std::array<uint64_t, 3> file_row(const std::string& frame, const std::string& path)
+{
+  size_t table = frame.find("\nFILE ");
+  if (table == std::string::npos)
+    return {};
+  std::istringstream s(frame.substr(table));
+  std::string line;
+  while (std::getline(s, line) && line.rfind("so far:", 0) != 0) {
+    if (line.rfind(path + " ", 0) != 0)
+      continue;
+    std::istringstream r(line.substr(path.size()));
+    std::array<uint64_t, 3> v{};
+    r >> v[0] >> v[1] >> v[2];
+    return v;
+  }
+  return {};
+}
+
 TEST_F(runtime_test, LiveShowsTheRunsTotalsWhenNotATerminal)
 {
   std::string out = dir / "out.bin", shown = dir / "live.txt";
@@ -178,12 +210,7 @@ TEST_F(runtime_test, LiveShowsTheRunsTotalsWhenNotATerminal)
   ASSERT_EQ(run.exit_code, 0) << run.err;
   std::string text = read_file(shown);
   EXPECT_EQ(text.find('\033'), std::string::npos) << "no terminal control when not a terminal";
-  std::vector<std::string> frames;
-  for (size_t at = text.find("datacrumbs live"); at != std::string::npos;) {
-    size_t next = text.find("datacrumbs live", at + 1);
-    frames.push_back(text.substr(at, next == std::string::npos ? std::string::npos : next - at));
-    at = next;
-  }
+  std::vector<std::string> frames = frames_of(text);
   ASSERT_GE(frames.size(), 3u) << "a frame a second over ~3 s, and the last:\n" << text;
   const std::string& last = frames.back();
   EXPECT_NE(last.find("(ended)"), std::string::npos) << last;
@@ -193,6 +220,53 @@ TEST_F(runtime_test, LiveShowsTheRunsTotalsWhenNotATerminal)
             std::string::npos)
       << last;
   for (size_t i = 1; i < frames.size(); ++i) EXPECT_GE(events_of(frames[i]), events_of(frames[i - 1]));
+}
+
+// On a terminal (script(1)'s pseudo-terminal) each frame clears the screen and is drawn from
+// its top left, and nothing else moves the cursor. The run copies a file with copy_file_range
+// (cp): its output is shown written and its input read, as the summary counts them.
+TEST_F(runtime_test, LiveRedrawsInPlaceOnATerminalAndShowsACopysTwoFiles)
+{
+  std::string in = dir / "in.bin", out = dir / "out.bin", screen = dir / "screen.txt";
+  ASSERT_EQ(run_shell("head -c 1000000 /dev/urandom >" + shell_quote(in)), 0);
+  auto run = trace_command(
+      dir, "sh -c " + shell_quote("cp " + shell_quote(in) + " " + shell_quote(out) + "; sleep 2.5"), "--live",
+      [&](const std::string& line) {
+        return "script -qfec " + shell_quote(line) + " " + shell_quote(screen) + " >/dev/null";
+      });
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::string text;  // the terminal's lines end in "\r\n"
+  for (char c : read_file(screen))
+    if (c != '\r')
+      text += c;
+  const std::string clear = "\033[H\033[2J";
+  std::vector<std::string> frames = frames_of(text);
+  ASSERT_GE(frames.size(), 3u) << "a frame a second over ~3 s, and the last:\n" << text;
+  size_t clears = 0;
+  for (size_t at = text.find(clear); at != std::string::npos; at = text.find(clear, at + 1)) {
+    ++clears;
+    EXPECT_EQ(text.compare(at + clear.size(), 15, "datacrumbs live"), 0) << "a frame right after each clear";
+  }
+  EXPECT_EQ(clears, frames.size()) << "every frame redrawn from the top of a cleared screen";
+  for (const std::string& f : frames) {
+    // Within a frame: the next frame's clear only, no other control sequence.
+    std::string body = f.substr(0, f.rfind(clear));
+    EXPECT_EQ(body.find('\033'), std::string::npos) << body;
+  }
+  EXPECT_NE(frames.back().find("(ended)"), std::string::npos) << frames.back();
+  EXPECT_EQ(totals_of(frames.back()), totals_of(run.summary)) << frames.back();
+  // Every event falls in one interval: a file's rows over all frames add up to the run's bytes.
+  std::array<uint64_t, 3> input{}, output{};
+  for (const std::string& f : frames)
+    for (size_t i = 0; i < 3; ++i) {
+      input[i] += file_row(f, in)[i];
+      output[i] += file_row(f, out)[i];
+    }
+  EXPECT_EQ(input[1], 1000000u) << text;
+  EXPECT_EQ(input[2], 0u);
+  EXPECT_EQ(output[1], 0u) << "the copy's output is not read";
+  EXPECT_EQ(output[2], 1000000u) << "the copy's output is written:\n" << text;
+  EXPECT_EQ(std::filesystem::file_size(out), 1000000u);
 }
 
 TEST_F(deploy_test, LiveShowsADaemonsRun)

@@ -58,12 +58,19 @@ uint64_t now_epoch_us()
 traced_run trace_command(const scratch_dir& dir, const std::string& command_line,
                          const std::string& tool_args)
 {
+  return trace_command(dir, command_line, tool_args, [](const std::string& line) { return line; });
+}
+
+traced_run trace_command(const scratch_dir& dir, const std::string& command_line,
+                         const std::string& tool_args,
+                         const std::function<std::string(const std::string&)>& wrap)
+{
   traced_run r;
   std::string trace = dir / "trace.pfw.gz", summary = dir / "summary.json", err = dir / "tool.err";
   r.start_us = now_epoch_us();
-  r.exit_code =
-      run_shell(std::string(DATACRUMBS_BIN) + " run " + tool_args + " -o " + shell_quote(trace) +
-                " --summary " + shell_quote(summary) + " -- " + command_line + " 2>" + shell_quote(err));
+  r.exit_code = run_shell(wrap(std::string(DATACRUMBS_BIN) + " run " + tool_args + " -o " +
+                               shell_quote(trace) + " --summary " + shell_quote(summary) + " -- " +
+                               command_line + " 2>" + shell_quote(err)));
   r.end_us = now_epoch_us();
   r.err = read_file(err);
   std::string s = read_file(summary);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -40,6 +41,11 @@ struct traced_run {
 // datacrumbs run -o DIR/trace.pfw.gz --summary DIR/summary.json -- <command_line>
 traced_run trace_command(const scratch_dir& dir, const std::string& command_line,
                          const std::string& tool_args = "");
+// The same, the tool's whole command line (stderr redirection included) handed to `wrap`, whose
+// result is what runs (e.g. under script(1) for a terminal).
+traced_run trace_command(const scratch_dir& dir, const std::string& command_line,
+                         const std::string& tool_args,
+                         const std::function<std::string(const std::string&)>& wrap);
 
 // Events ("ph":"X") of a trace, in trace order.
 std::vector<nlohmann::json> complete_events(const parsed_trace& t);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <map>
 #include <sstream>
 
 #include "core/category.h"
@@ -99,6 +100,34 @@ TEST(live_view, AFrameSumsItsIntervalAndTheRunSoFar)
   ASSERT_TRUE(back);
   EXPECT_EQ(live_text(*back), live_text(last));
   EXPECT_FALSE(live_frame_from_json(nlohmann::json{{"seq", 1}}));
+}
+
+TEST(live_view, ACopyReadsItsInputAndWritesItsOutput)
+{
+  tables t;
+  std::vector<live_frame> frames;
+  live_view view(nullptr, [&](const live_frame& f) { frames.push_back(f); });
+  trace_event copy = read_event(t, 7, "/in", 1'000'000, 0);  // copy_file_range(in -> out)
+  copy.name = "copy_file_range";
+  copy.fhash2 = t.names.add("/out");
+  copy.dir2 = io_dir::write;
+  view.add(copy, t.view());
+  view.finish(t.view());
+  ASSERT_EQ(frames.size(), 1u);
+  const live_frame& f = frames[0];
+  ASSERT_EQ(f.files.size(), 2u);
+  std::map<std::string, live_row> files;
+  for (const live_row& r : f.files) files[r.name] = r;
+  EXPECT_EQ(files["/in"].read_bytes, 1'000'000u);
+  EXPECT_EQ(files["/in"].write_bytes, 0u);
+  EXPECT_EQ(files["/out"].read_bytes, 0u);
+  EXPECT_EQ(files["/out"].write_bytes, 1'000'000u) << "the output is written, not its input";
+  EXPECT_EQ(files["/out"].ops, 1u);
+  EXPECT_EQ(f.processes[0].read_bytes, 1'000'000u);
+  EXPECT_EQ(f.processes[0].write_bytes, 1'000'000u);
+  ASSERT_EQ(f.totals.size(), 1u);
+  EXPECT_EQ(f.totals[0].read_bytes + f.totals[0].write_bytes, 2'000'000u)
+      << "as the summary's flows count it";
 }
 
 TEST(async_output, AReaderThatWentAwayIsAnErrorNotASignal)
