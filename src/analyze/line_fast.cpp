@@ -4,6 +4,7 @@
 // line is checked as the DOM parser checks it: numbers, atoms and escapes by simdjson, and
 // nothing may follow the object. An object or
 // array value is left to the DOM reader (verdict::nested).
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <iterator>
@@ -62,10 +63,67 @@ bool is_blank(char c)
   return read_status::ok;
 }
 
+// Whether the word's eight bytes are all ASCII digits, and their value (SWAR, after Lemire's
+// and simdjson's float path).
+[[gnu::always_inline]] inline bool eight_digits(uint64_t w)
+{
+  return ((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ==
+         0x3333333333333333ULL;
+}
+
+[[gnu::always_inline]] inline uint64_t eight_digit_value(uint64_t w)
+{
+  w = ((w & 0x0F0F0F0F0F0F0F0FULL) * 2561) >> 8;
+  w = ((w & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
+  return ((w & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32;
+}
+
+// The value of the k digits (1 to 8) at p, as one word with leading '0's; false when one of them
+// is not a digit. Reads 8 bytes from p: the line has padding after it.
+[[gnu::always_inline]] inline bool digits_value(const char* p, size_t k, uint64_t& value)
+{
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  if (k < 8)  // the first digit is the lowest byte: shift the k digits up, '0's in below
+    w = (w << (8 * (8 - k))) | (0x3030303030303030ULL >> (8 * k));
+  if (!eight_digits(w))
+    return false;
+  value = eight_digit_value(w);
+  return true;
+}
+
+// A number token (with the blanks after it) that is a JSON integer of 1 to 18 digits,
+// -?(0|[1-9][0-9]*), which always fits an int64_t: converted here eight digits at a time.
+// simdjson converts integers a digit at a time, which with the 14- to 16-digit ids, times and
+// hashes of every line is a fifth of reading it. Anything else (19 digits or more, a fraction,
+// an exponent, a malformed number): false, and simdjson reads and judges it.
+[[gnu::always_inline]] inline bool short_integer(std::string_view token, int64_t& out)
+{
+  while (!token.empty() && is_blank(token.back())) token.remove_suffix(1);
+  bool negative = !token.empty() && token.front() == '-';
+  token.remove_prefix(negative);
+  size_t n = token.size();
+  if (n == 0 || n > 18 || (token[0] == '0' && n > 1))
+    return false;
+  size_t head = n % 8 == 0 ? 8 : n % 8;  // the digits before the last groups of eight
+  uint64_t v;
+  if (!digits_value(token.data(), head, v))
+    return false;
+  for (size_t i = head; i < n; i += 8) {
+    uint64_t group;
+    if (!digits_value(token.data() + i, 8, group))
+      return false;
+    v = v * 100000000 + group;
+  }
+  out = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  return true;
+}
+
 // A value as the field rules read it (what dom_value gives for the same JSON).
 [[gnu::always_inline]] inline read_status value_of(od::value& v, string_arena& arena, line_value& out)
 {
-  char first = v.raw_json_token().front();
+  std::string_view token = v.raw_json_token();
+  char first = token.front();
   if (first == '"') {
     std::string_view text;
     read_status s = string_of(v, arena, text);
@@ -75,7 +133,7 @@ bool is_blank(char c)
   }
   if (first == '-' || (first >= '0' && first <= '9')) {
     int64_t n;
-    if (!v.get_int64().get(n)) {  // the common case; anything else is classified below
+    if (short_integer(token, n) || !v.get_int64().get(n)) {  // the common cases; the rest below
       out = {num_kind::number, n, {}};
       return read_status::ok;
     }
@@ -113,10 +171,11 @@ struct read_key {
   field_key id = field_key::other;
 };
 
-// A key every line of ours and DFTracer's has, as the first 8 raw bytes of a field hold it: the
-// key and its closing quote (so a match is the whole key, and plain), the rest masked off.
+// A key common in our and DFTracer's lines, as the first 16 raw bytes of a field hold it: the
+// key and its closing quote (so a match is the whole key, and plain), the rest masked off. Keys
+// of up to 7 characters fit the first word, and the second is then not compared.
 struct known_key {
-  uint64_t pattern = 0, mask = 0;
+  uint64_t pattern[2] = {0, 0}, mask[2] = {0, 0};
   read_key key;
 };
 
@@ -124,11 +183,11 @@ static_assert(std::endian::native == std::endian::little, "keys are matched as l
 
 constexpr known_key make_known(std::string_view text, field_key id)
 {
-  known_key k{0, 0, {text, id}};
+  known_key k{{0, 0}, {0, 0}, {text, id}};
   for (size_t i = 0; i <= text.size(); ++i) {
     uint64_t byte = i < text.size() ? static_cast<unsigned char>(text[i]) : '"';
-    k.pattern |= byte << (8 * i);
-    k.mask |= uint64_t{0xff} << (8 * i);
+    k.pattern[i / 8] |= byte << (8 * (i % 8));
+    k.mask[i / 8] |= uint64_t{0xff} << (8 * (i % 8));
   }
   return k;
 }
@@ -150,22 +209,44 @@ constexpr known_key known_keys[] = {{},  // 0: none
                                     make_known("count", field_key::other),
                                     make_known("offset", field_key::other),
                                     make_known("ret", field_key::other),
-                                    make_known("fhash", field_key::fhash)};
+                                    make_known("fhash", field_key::fhash),
+                                    make_known("fhash2", field_key::fhash2),
+                                    make_known("first_page", field_key::other),
+                                    make_known("last_page", field_key::other),
+                                    make_known("submit_id", field_key::submit_id),
+                                    make_known("submit_tid", field_key::submit_tid),
+                                    make_known("value", field_key::other),
+                                    make_known("mode", field_key::other),
+                                    make_known("flags", field_key::other),
+                                    make_known("size", field_key::other)};
 static_assert(std::size(known_keys) <= std::tuple_size_v<decltype(line_parser::key_state::guess)>);
+static_assert(std::ranges::all_of(known_keys, [](const known_key& k) { return k.key.text.size() < 16; }));
 
-// The index of the known key at k, or 0. Lines repeat their keys in the same order: the key that
-// followed the previous one last time is tried first.
+// Whether the 16 bytes at w hold known key i.
+[[gnu::always_inline]] inline bool is_known(const uint64_t (&w)[2], size_t i)
+{
+  const known_key& k = known_keys[i];
+  return (w[0] & k.mask[0]) == k.pattern[0] && (w[1] & k.mask[1]) == k.pattern[1];
+}
+
+// The index of the known key at k, or 0. Lines repeat their keys in the same order, and traces
+// interleave a few kinds of line (a system call and the FS event beneath it): the two keys that
+// followed the previous one when it was last missed are tried first.
 [[gnu::always_inline]] inline size_t match_known(const char* k, line_parser::key_state& keys)
 {
-  uint64_t w;
-  std::memcpy(&w, k, 8);  // the line has padding after it
-  size_t g = keys.guess[keys.previous];
-  if (g && (w & known_keys[g].mask) == known_keys[g].pattern)
-    return keys.previous = static_cast<uint8_t>(g);
+  uint64_t w[2];
+  std::memcpy(w, k, 16);  // the line has padding after it
+  uint8_t& first = keys.guess[keys.previous];
+  uint8_t& second = keys.second_guess[keys.previous];
+  if (first && is_known(w, first))
+    return keys.previous = first;
+  if (second && is_known(w, second))
+    return keys.previous = second;
   for (size_t i = 1; i < std::size(known_keys); ++i)
-    if ((w & known_keys[i].mask) == known_keys[i].pattern) {
-      keys.guess[keys.previous] = static_cast<uint8_t>(i);
-      return keys.previous = static_cast<uint8_t>(i);
+    if (is_known(w, i)) {
+      second = first;
+      first = static_cast<uint8_t>(i);
+      return keys.previous = first;
     }
   return keys.previous = 0;
 }

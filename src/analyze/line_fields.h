@@ -166,8 +166,9 @@ inline void top_field(field_key key, const line_value& v, parsed_chunk& chunk, r
 // A field of "args" (key, which is `id`): the hashes, level and parent id go into the record,
 // every other number and string into chunk.args / chunk.texts (key_stable: key outlives the
 // chunk's records; else it is copied into the arena when kept).
-inline void args_field(field_key id, std::string_view key, bool key_stable, const line_value& v,
-                       parsed_chunk& chunk, record& r, line_fields& f)
+[[gnu::always_inline]] inline void args_field(field_key id, std::string_view key, bool key_stable,
+                                              const line_value& v, parsed_chunk& chunk, record& r,
+                                              line_fields& f)
 {
   if (v.kind == num_kind::none)
     return;

@@ -24,10 +24,11 @@ struct line_fields;
 class line_parser {
  public:
   enum class outcome { blank, record, problem };
-  // The fast reader's memory of the key order: after known key i came known key guess[i]
-  // (indexes of its table of known keys; 0: none).
+  // The fast reader's memory of the key order: after known key i came known key guess[i] last,
+  // and second_guess[i] before it (indexes of its table of known keys; 0: none).
   struct key_state {
     std::array<uint8_t, 32> guess{};
+    std::array<uint8_t, 32> second_guess{};
     uint8_t previous = 0;
   };
 

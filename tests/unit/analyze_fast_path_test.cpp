@@ -3,6 +3,7 @@
 // breakdown's nested time is exact when children of several parents interleave.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -56,6 +57,13 @@ TEST(AnalyzeFastPath, LinesTheDomParserRejectsAreRejected)
           event(R"(,"args":{"ret":184467440737095516150})"),  // beyond 64 bits
           event(R"(,"args":{"ret":01})"),                     // a leading zero
           event(R"(,"args":{"ret":1.})"),                     // a number cut short
+          event(R"(,"args":{"ret":-})"),                      // a sign alone
+          event(R"(,"args":{"ret":-01})"),                    // a leading zero after a sign
+          event(R"(,"args":{"ret":1234567x})"),               // a digit run not ended
+          event(R"(,"args":{"ret":123456789012x})"),          // the same past eight digits
+          event(R"(,"args":{"ret":12345678:})"),              // a byte above '9' in a word
+          event(R"(,"args":{"ret":12345678/})"),              // a byte below '0' in a word
+          event(R"(,"args":{"ret":--1})"),                    // two signs
           event("") + " trailing",                            // text after the object
           event("") + event(""),                              // two objects on a line
           event(R"(,"args":{"a":1,})"),                       // a dangling comma
@@ -84,6 +92,10 @@ TEST(AnalyzeFastPath, ValuesAreReadAsTheDomParserReadsThem)
           R"({ "name" : "write" , "ph" : "X" , "ts" : 5 , "args" : 5 })",
           // A name that is a number; an empty key and an empty string.
           R"({"name":5,"ph":"X","args":{"":3,"e":"","level":2,"p_idx":-1}})",
+          // Integers around the eight-digits-at-a-time path's edges (18 digits) and beyond it.
+          R"({"name":"n","ph":"X","ts":123456789012345678,"dur":0,"id":-0,"args":{"a":-123456789012345678,)"
+          R"("b":1234567890123456789,"c":-9223372036854775808,"d":12345678,"e":-1234567 ,"f":1e3,"g":-7.9,)"
+          R"("h":99999999,"i":100000000,"j":7}})",
       },
       chunk);
   ASSERT_TRUE(got[0].record);
@@ -122,6 +134,22 @@ TEST(AnalyzeFastPath, ValuesAreReadAsTheDomParserReadsThem)
   EXPECT_EQ(d.p_idx, -1);
   EXPECT_EQ(d.arg(""), 3);
   EXPECT_EQ(d.text("e"), "");
+
+  ASSERT_TRUE(got[4].record);
+  const analyze::record& e = got[4].r;
+  EXPECT_EQ(e.ts_us, 123456789012345678);
+  EXPECT_EQ(e.dur_us, 0);
+  EXPECT_EQ(e.id, 0);
+  EXPECT_EQ(e.arg("a"), -123456789012345678);
+  EXPECT_EQ(e.arg("b"), 1234567890123456789);
+  EXPECT_EQ(e.arg("c"), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(e.arg("d"), 12345678);
+  EXPECT_EQ(e.arg("e"), -1234567);
+  EXPECT_EQ(e.arg("f"), 1000);
+  EXPECT_EQ(e.arg("g"), -7);
+  EXPECT_EQ(e.arg("h"), 99999999);
+  EXPECT_EQ(e.arg("i"), 100000000);
+  EXPECT_EQ(e.arg("j"), 7);
 }
 
 // A chunk's object lines are read as one document stream; lines the stream would read wrong
