@@ -157,15 +157,17 @@ int gzip_member_writer::default_workers()
   return std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 4, 1, 4);
 }
 
-result<gzip_member_writer> gzip_member_writer::create(const std::string& path, int level, int workers)
+result<gzip_member_writer> gzip_member_writer::create(const std::string& path, int level, int workers, int in,
+                                                      const char* name)
 {
+  const char* at = name ? name : path.c_str();
   // A device is not even opened (opening some has effects: a watchdog, a tape); a FIFO planted
   // after this look fails to open (O_NONBLOCK, no reader) or is refused below. Not O_TRUNC:
   // what is there is looked at before anything of it is cut.
   struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+  if (::fstatat(in, at, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
     return fail("cannot create '" + path + "': not a regular file");
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  int fd = ::openat(in, at, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd < 0)
     return fail("cannot create '" + path + "': " +
                 (errno == ELOOP ? std::string("a symbolic link (never followed)") : std::strerror(errno)));
@@ -296,6 +298,11 @@ void gzip_member_writer::drop_index(const std::string& why)
     return;
   index_.reset();
   index_status_ = fail("trace index: not written: " + why);
+}
+
+bool gzip_member_writer::give_to(uint32_t uid, uint32_t gid) const
+{
+  return fd_ >= 0 && ::fchown(fd_, uid, gid) == 0;
 }
 
 std::pair<uint64_t, uint64_t> gzip_member_writer::identity() const
