@@ -65,8 +65,12 @@ result<> write_member(int fd, const std::string& path, compressed_member& member
     if (w <= 0) {
       int why = w < 0 ? errno : ENOSPC;
       uint64_t whole = spans.empty() ? 0 : spans.back().offset + spans.back().compressed_size;
+      // Cut only what was written: a filesystem gone read-only refuses the cut as it refused the
+      // write, and then there is nothing to cut.
+      struct stat st {};
+      bool partial = done > 0 || ::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) > whole;
       std::string cut =
-          ::ftruncate(fd, static_cast<off_t>(whole)) == 0
+          !partial || ::ftruncate(fd, static_cast<off_t>(whole)) == 0
               ? ""
               : std::string("; its incomplete last part could not be cut off: ") + std::strerror(errno);
       return fail("cannot write '" + path + "': " + std::strerror(why) + " (the trace ends after " +
