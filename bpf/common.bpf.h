@@ -61,11 +61,14 @@ static __always_inline int dc_is_traced(__u32 tgid)
   return state && *state == DC_TRACE_ACTIVE;
 }
 
+/* An atomic add though the counter is this CPU's: a program that interrupts another on the same
+ * CPU (a softirq's network hook during a system call's) may count at the same time, and a plain
+ * add would lose one of the two. Only paid when something is lost. */
 static __always_inline void dc_count_loss_n(__u32 kind, __u64 count)
 {
   __u64* n = bpf_map_lookup_elem(&dc_lost, &kind);
   if (n)
-    *n += count;
+    __sync_fetch_and_add(n, count);
 }
 
 static __always_inline void dc_count_loss(__u32 kind)
@@ -269,7 +272,7 @@ static __always_inline void dc_path_submit(struct dc_path_record* r, __u32 len)
     size = sizeof(*r);
   r->len = len;
   if (bpf_ringbuf_output(&dc_events, r, size, dc_submit_flags()))
-    dc_count_loss(DC_LOSS_RING_FULL);
+    dc_count_loss(DC_LOSS_RECORD_RING_FULL);
 }
 
 /* Emits the absolute path of an open file as a DC_REC_FILE_NAME record. */

@@ -99,7 +99,7 @@ static __always_inline struct dc_task_event* dc_task_begin(__u32 op)
 {
   struct dc_task_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
   if (!ev) {
-    dc_count_loss(DC_LOSS_RING_FULL);
+    dc_count_loss(DC_LOSS_RECORD_RING_FULL);
     return NULL;
   }
   dc_fill_header(&ev->hdr, DC_REC_TASK, bpf_ktime_get_ns());

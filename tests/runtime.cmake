@@ -152,15 +152,18 @@ endif()
 # Reliability under faults and attack (docs/reliability.md): the tools killed while they hold
 # processes, full and vanishing disks, storms, ring overflow, pid reuse, hostile paths and
 # clients. Each test prints its figure ("figure: ...") for the document to be checked against.
-add_executable(reliability_tests runtime/hold_kill_test.cpp runtime/disk_full_test.cpp runtime/process_tree.cpp runtime/deploy_fixture.cpp
+add_executable(ring_flood runtime/ring_flood.c)
+target_link_libraries(ring_flood PRIVATE Threads::Threads)
+add_executable(reliability_tests runtime/hold_kill_test.cpp runtime/disk_full_test.cpp runtime/ring_overflow_test.cpp runtime/planted_links_test.cpp runtime/read_only_test.cpp runtime/trace_fault.cpp runtime/loop_fs.cpp runtime/process_tree.cpp runtime/deploy_fixture.cpp
   runtime/sign_service_test.cpp runtime/secrets_test.cpp runtime/daemon_uid_test.cpp runtime/sign_hang_test.cpp runtime/sign_service_fixture.cpp
   runtime/runtime_helpers.cpp unit/trace_reader.cpp)
 target_include_directories(reliability_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(reliability_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>"
-  DATACRUMBS_BUILD_DIR="${CMAKE_BINARY_DIR}" STATIC_APP_BIN="$<TARGET_FILE:static_app>")
+  DATACRUMBS_BUILD_DIR="${CMAKE_BINARY_DIR}" STATIC_APP_BIN="$<TARGET_FILE:static_app>"
+  RING_FLOOD_BIN="$<TARGET_FILE:ring_flood>")
 target_link_libraries(reliability_tests PRIVATE datacrumbs_deploy GTest::gtest_main PkgConfig::ZLIB
   nlohmann_json::nlohmann_json)
-add_dependencies(reliability_tests datacrumbs datacrumbs_probe_configurator datacrumbs_client datacrumbs_sign_probes static_app)
+add_dependencies(reliability_tests datacrumbs datacrumbs_probe_configurator datacrumbs_client datacrumbs_sign_probes static_app ring_flood)
 gtest_discover_tests(reliability_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30 TIMEOUT 600)
 
 # Real viewers read traces of a real mixed run (trace and profile mode): Chrome's trace model

@@ -225,20 +225,26 @@ void reread_cache(const nlohmann::json& files, const nlohmann::json& cache, cons
 void lost_events(const nlohmann::json& run, nlohmann::json& out)
 {
   const auto& lost = member(run, "lost", false);
-  // A total among the kinds (the end record's events_lost) is not added to them.
+  // The end record's events_lost is the total; its kinds include some that count no event (a
+  // record_ring_full is a lost name, not a lost event), so they are summed only without it.
   uint64_t total = 0, stated_total = 0;
+  bool stated = false;
   nlohmann::json kinds = nlohmann::json::object();
   for (const auto& [kind, n] : lost.items()) {
-    if (!n.is_number() || n.get<uint64_t>() == 0)
+    if (!n.is_number())
       continue;
     if (kind == "total" || kind == "events_lost") {
+      stated = true;
       stated_total = n.get<uint64_t>();
       continue;
     }
+    if (n.get<uint64_t>() == 0)
+      continue;
     total += n.get<uint64_t>();
     kinds[kind] = n;
   }
-  total = std::max(total, stated_total);
+  if (stated)
+    total = stated_total;
   if (total == 0)
     return;
   out.push_back(finding("lost_events", "error",

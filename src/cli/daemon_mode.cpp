@@ -92,7 +92,6 @@ result<int> run_daemon(const daemon_options& options)
   if (!trace_name)
     return std::unexpected(trace_name.error());
   std::string trace_path = trace_dir + "/" + *trace_name;
-  std::filesystem::create_directories(std::filesystem::path(trace_path).parent_path(), ec);
   std::string ready_path = run_dir + "/datacrumbs-" + run_id + ".ready";
 
   beacon_target beacon{installed_path("lib/libdatacrumbs_client.so"), probes_file->uid};
@@ -108,12 +107,22 @@ result<int> run_daemon(const daemon_options& options)
     return std::unexpected(probes.error());
   for (const auto& note : (*probes)->notes()) std::fprintf(stderr, "datacrumbs: %s\n", note.c_str());
 
-  // The trace belongs to the user it traces; created without following a symlink.
-  auto trace_file = gzip_member_writer::create(trace_path, gzip_member_writer::default_level,
-                                               gzip_member_writer::default_workers());
+  // The trace belongs to the user it traces. Its directories below the trace directory (the
+  // pattern's) are walked without following a link, the file is created in the one walked
+  // without following a link, and it is given to the user by its descriptor: a link planted on
+  // the way, or a file swapped in after it was created, is never written or given away.
+  auto trace_parent =
+      open_directory_beneath(trace_dir, std::filesystem::path(*trace_name).parent_path().string());
+  if (!trace_parent)
+    return std::unexpected(trace_parent.error());
+  std::string trace_leaf = std::filesystem::path(*trace_name).filename().string();
+  auto trace_file =
+      gzip_member_writer::create(trace_path, gzip_member_writer::default_level,
+                                 gzip_member_writer::default_workers(), *trace_parent, trace_leaf.c_str());
+  ::close(*trace_parent);
   if (!trace_file)
     return std::unexpected(trace_file.error());
-  if (lchown(trace_path.c_str(), probes_file->uid, pw ? pw->pw_gid : probes_file->uid) != 0)
+  if (!trace_file->give_to(probes_file->uid, pw ? pw->pw_gid : probes_file->uid))
     return fail("cannot give " + trace_path + " to uid " + std::to_string(probes_file->uid));
   trace_file->index_to(trace_path + ".zindex");
   // The live view's snapshot (`datacrumbs live RUN-ID`): replaced every second, the last frame

@@ -1,6 +1,7 @@
 #include "cli/output_files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -60,6 +61,36 @@ std::string default_trace_path(const std::string& command)
   localtime_r(&now, &tm);
   std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
   return "datacrumbs-" + base + "-" + stamp + "-" + std::to_string(getpid()) + ".pfw.gz";
+}
+
+result<int> open_directory_beneath(const std::string& root, const std::string& relative)
+{
+  int dir = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0)
+    return fail("cannot open the directory '" + root + "': " + std::strerror(errno));
+  std::string walked = root;
+  for (const auto& part : std::filesystem::path(relative)) {
+    std::string name = part.string();
+    if (name.empty() || name == ".")
+      continue;
+    walked += "/" + name;
+    int saved = 0;
+    int next = -1;
+    if (name == "..")
+      saved = EPERM;
+    else if (::mkdirat(dir, name.c_str(), 0755) != 0 && errno != EEXIST)
+      saved = errno;
+    else if (next = ::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); next < 0)
+      saved = errno;
+    ::close(dir);
+    if (saved != 0)
+      return fail("cannot use the directory '" + walked + "': " +
+                  (saved == ELOOP || saved == ENOTDIR
+                       ? std::string("not a directory (a symbolic link is never followed)")
+                       : std::strerror(saved)));
+    dir = next;
+  }
+  return dir;
 }
 
 }  // namespace dc

@@ -31,4 +31,10 @@ class pending_file {
 
 std::string default_trace_path(const std::string& command);
 
+// The directory `relative` beneath `root` (which is followed as configured), made where missing
+// (mode 0755), opened one part at a time without following a symlink: a link planted in the
+// part of the tree below root (one a user can write to) is refused, not followed, and the
+// directory returned is the one walked, whatever is renamed meanwhile. The caller closes it.
+result<int> open_directory_beneath(const std::string& root, const std::string& relative);
+
 }  // namespace dc

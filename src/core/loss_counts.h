@@ -14,19 +14,29 @@ namespace dc {
 
 // One name per dc_loss_kind, in its order.
 inline constexpr std::array<std::string_view, DC_LOSS_KINDS> kernel_loss_names = {
-#define DC_LOSS_NAME(kind, name) #name,
+#define DC_LOSS_NAME(kind, name, events) #name,
     DC_LOSS_KIND_TABLE(DC_LOSS_NAME)
 #undef DC_LOSS_NAME
+};
+
+// Whether a kind counts trace events (else records that are no event, or processes).
+inline constexpr std::array<bool, DC_LOSS_KINDS> kernel_loss_counts_events = {
+#define DC_LOSS_EVENTS(kind, name, events) events != 0,
+    DC_LOSS_KIND_TABLE(DC_LOSS_EVENTS)
+#undef DC_LOSS_EVENTS
 };
 
 struct loss_counts {
   std::array<uint64_t, DC_LOSS_KINDS> kernel{};  // by dc_loss_kind
   uint64_t skipped = 0;                          // the kernel skipped a program run (recursion on one CPU)
 
+  // Events lost: the kinds that count events, and the skipped runs (each an event not seen).
   uint64_t total() const
   {
     uint64_t sum = skipped;
-    for (uint64_t n : kernel) sum += n;
+    for (size_t k = 0; k < kernel.size(); ++k)
+      if (kernel_loss_counts_events[k])
+        sum += kernel[k];
     return sum;
   }
 

@@ -187,9 +187,12 @@ result<> serve_signing(const std::string& socket_path, const std::string& secret
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(socket_path).parent_path(), ec);
   ::unlink(socket_path.c_str());
-  if (bind(*fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      chmod(socket_path.c_str(), 0666) != 0 || listen(*fd, SOMAXCONN) != 0 ||
-      fcntl(*fd, F_SETFL, O_NONBLOCK) != 0) {
+  // The socket is made 0666 by bind itself (under a umask of 0111), not chmod-ed by name after:
+  // a link swapped in at that name in between would have its target made writable by anyone.
+  mode_t umask_was = ::umask(0111);
+  int bound = bind(*fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  ::umask(umask_was);
+  if (bound != 0 || listen(*fd, SOMAXCONN) != 0 || fcntl(*fd, F_SETFL, O_NONBLOCK) != 0) {
     int saved = errno;
     close(*fd);
     return fail("cannot listen on " + socket_path + ": " + std::strerror(saved));

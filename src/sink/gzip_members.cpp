@@ -65,8 +65,12 @@ result<> write_member(int fd, const std::string& path, compressed_member& member
     if (w <= 0) {
       int why = w < 0 ? errno : ENOSPC;
       uint64_t whole = spans.empty() ? 0 : spans.back().offset + spans.back().compressed_size;
+      // Cut only what was written: a filesystem gone read-only refuses the cut as it refused the
+      // write, and then there is nothing to cut.
+      struct stat st {};
+      bool partial = done > 0 || ::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) > whole;
       std::string cut =
-          ::ftruncate(fd, static_cast<off_t>(whole)) == 0
+          !partial || ::ftruncate(fd, static_cast<off_t>(whole)) == 0
               ? ""
               : std::string("; its incomplete last part could not be cut off: ") + std::strerror(errno);
       return fail("cannot write '" + path + "': " + std::strerror(why) + " (the trace ends after " +
@@ -157,15 +161,17 @@ int gzip_member_writer::default_workers()
   return std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 4, 1, 4);
 }
 
-result<gzip_member_writer> gzip_member_writer::create(const std::string& path, int level, int workers)
+result<gzip_member_writer> gzip_member_writer::create(const std::string& path, int level, int workers, int in,
+                                                      const char* name)
 {
+  const char* at = name ? name : path.c_str();
   // A device is not even opened (opening some has effects: a watchdog, a tape); a FIFO planted
   // after this look fails to open (O_NONBLOCK, no reader) or is refused below. Not O_TRUNC:
   // what is there is looked at before anything of it is cut.
   struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+  if (::fstatat(in, at, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
     return fail("cannot create '" + path + "': not a regular file");
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  int fd = ::openat(in, at, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd < 0)
     return fail("cannot create '" + path + "': " +
                 (errno == ELOOP ? std::string("a symbolic link (never followed)") : std::strerror(errno)));
@@ -296,6 +302,11 @@ void gzip_member_writer::drop_index(const std::string& why)
     return;
   index_.reset();
   index_status_ = fail("trace index: not written: " + why);
+}
+
+bool gzip_member_writer::give_to(uint32_t uid, uint32_t gid) const
+{
+  return fd_ >= 0 && ::fchown(fd_, uid, gid) == 0;
 }
 
 std::pair<uint64_t, uint64_t> gzip_member_writer::identity() const

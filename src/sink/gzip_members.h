@@ -5,6 +5,8 @@
 // the writer's time) and still written in order.
 #pragma once
 
+#include <fcntl.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -52,8 +54,10 @@ class gzip_member_writer {
   // would truncate a file someone linked there). With workers > 0, members are compressed and written by that
   // many threads (flush_member only hands one over); with 0, flush_member compresses and writes it before it
   // returns.
+  // With `in` (a directory's descriptor) and `name`, the file is `name` in that directory, so
+  // nothing on the way to it is looked up again; `path` only names it in messages.
   static result<gzip_member_writer> create(const std::string& path, int level = default_level,
-                                           int workers = 0);
+                                           int workers = 0, int in = AT_FDCWD, const char* name = nullptr);
   gzip_member_writer(gzip_member_writer&&) noexcept;
   gzip_member_writer& operator=(gzip_member_writer&&) noexcept;
   ~gzip_member_writer();
@@ -65,6 +69,8 @@ class gzip_member_writer {
   // Every member written, in file order (with workers: complete after close()).
   const std::vector<gzip_member_span>& members() const { return spans_; }
   const std::string& path() const { return path_; }
+  // Gives the open file to uid:gid (fchown: the file this writer holds, whatever its name is now).
+  [[nodiscard]] bool give_to(uint32_t uid, uint32_t gid) const;
   // Builds the trace's line index (sink/trace_index.h) while the members are written, and
   // writes it to index_path when the file is closed whole. Asked for before the first member.
   // Its trouble never fails the trace: index_status() tells it after close().

@@ -11,10 +11,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <sstream>
 #include <stdexcept>
 
-#include "runtime/runtime_helpers.h"
+#include "runtime/trace_fault.h"
 
 namespace dc::test {
 namespace {
@@ -32,34 +31,6 @@ struct small_tmpfs {
   small_tmpfs(const small_tmpfs&) = delete;
   small_tmpfs& operator=(const small_tmpfs&) = delete;
 };
-
-struct full_run {
-  int exit_code = -1;
-  std::string err;
-  nlohmann::json summary;
-};
-
-// datacrumbs run with the trace at `trace` and the summary beside the scratch directory's files.
-full_run run_tool(const scratch_dir& dir, const std::string& trace, const std::string& command_line)
-{
-  full_run r;
-  r.exit_code = run_shell(std::string(DATACRUMBS_BIN) + " run -o " + shell_quote(trace) + " --summary " +
-                          shell_quote(dir / "summary.json") + " -- " + command_line + " 2>" +
-                          shell_quote(dir / "tool.err"));
-  r.err = read_file(dir / "tool.err");
-  if (std::string s = read_file(dir / "summary.json"); !s.empty())
-    r.summary = nlohmann::json::parse(s);
-  return r;
-}
-
-// The lines of `text` that contain `needle`.
-int lines_with(const std::string& text, const std::string& needle)
-{
-  std::istringstream in(text);
-  int n = 0;
-  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
-  return n;
-}
 
 // 400,000 one-byte reads and writes (far more trace than 1 MiB holds), the copy to a file on
 // another filesystem, then a marker, then exit 7.

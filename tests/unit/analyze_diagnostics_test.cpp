@@ -128,6 +128,12 @@ TEST(AnalyzeDiagnostics, LostEvents)
   EXPECT_EQ(found[0]["evidence"]["kinds"], (nlohmann::json{{"ring_full", 3}, {"too_deep", 2}}));
   auto stated = diagnose({{"run", {{"lost", {{"events_lost", 5}, {"ring_full", 3}, {"too_deep", 2}}}}}});
   EXPECT_EQ(stated[0]["evidence"]["lost"], 5);
+  // Kinds that count no event (a lost name record) are not events lost: the stated total is.
+  auto names =
+      diagnose({{"run", {{"lost", {{"events_lost", 3}, {"ring_full", 3}, {"record_ring_full", 4}}}}}});
+  EXPECT_EQ(names[0]["evidence"]["lost"], 3);
+  EXPECT_EQ(diagnose({{"run", {{"lost", {{"events_lost", 0}, {"record_ring_full", 2}}}}}}),
+            nlohmann::json::array());
   EXPECT_EQ(diagnose({{"run", {{"lost", {{"ring_full", 0}}}}}}), nlohmann::json::array());
 }
 

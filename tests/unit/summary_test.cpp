@@ -43,6 +43,19 @@ TEST(Summary, AddsCountsBytesAndTimePerLayerAndProcess)
   EXPECT_NE(text.find("t.pfw.gz"), std::string::npos);
 }
 
+TEST(Summary, RecordsThatAreNoEventAreNotEventsLost)
+{
+  loss_counts lost;
+  lost.kernel[DC_LOSS_RING_FULL] = 32;
+  lost.kernel[DC_LOSS_RECORD_RING_FULL] = 3;  // names and process records: no event missing
+  lost.skipped = 1;
+  EXPECT_EQ(lost.total(), 33u);
+  run_facts facts{{"a"}, 0, 4, 0, lost, "t.pfw.gz", 0, 0.5};
+  auto j = summary_json(summary_builder{}, process_table{}, name_table{}, facts);
+  EXPECT_EQ(j["events"]["lost"], 33);
+  EXPECT_EQ(j["events"]["lost_record_ring_full"], 3);
+}
+
 TEST(Summary, BlockLatencyPercentilesAreNearestRank)
 {
   EXPECT_EQ(percentile({}, 50), 0u);
