@@ -203,7 +203,7 @@ static int reuse(const char* dir)
 
 int main(int argc, char** argv)
 {
-  if (argc >= 3 && strcmp(argv[0], "child") == 0) {
+  if (argc == 2 && strcmp(argv[0], "child") == 0) {
     g_file = argv[1];
     child_io();
     return 0;
