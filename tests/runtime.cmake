@@ -38,7 +38,7 @@ endforeach()
 
 add_executable(runtime_tests
   runtime/pipeline_test.cpp runtime/workload_test.cpp runtime/trace_file_test.cpp runtime/cli_test.cpp
-  runtime/block_test.cpp runtime/pagecache_test.cpp runtime/net_test.cpp runtime/fault_test.cpp runtime/fs_test.cpp runtime/uprobe_test.cpp runtime/hdf5_mpi_test.cpp runtime/mpi_launch_test.cpp runtime/deploy_test.cpp runtime/deploy_fixture.cpp runtime/deploy_modes_test.cpp runtime/postgres_test.cpp runtime/profile_test.cpp runtime/loop_fs.cpp runtime/runtime_helpers.cpp unit/trace_reader.cpp
+  runtime/block_test.cpp runtime/pagecache_test.cpp runtime/net_test.cpp runtime/fault_test.cpp runtime/fs_test.cpp runtime/uprobe_test.cpp runtime/hdf5_mpi_test.cpp runtime/mpi_launch_test.cpp runtime/deploy_test.cpp runtime/deploy_fixture.cpp runtime/deploy_modes_test.cpp runtime/postgres_test.cpp runtime/profile_test.cpp runtime/loop_fs.cpp runtime/runtime_helpers.cpp runtime/strace_counts.cpp unit/trace_reader.cpp
   runtime/analyze_csv_test.cpp runtime/bad_values_test.cpp runtime/live_view_test.cpp)
 target_include_directories(runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(runtime_tests PRIVATE
@@ -165,6 +165,19 @@ target_link_libraries(reliability_tests PRIVATE datacrumbs_deploy GTest::gtest_m
   nlohmann_json::nlohmann_json)
 add_dependencies(reliability_tests datacrumbs datacrumbs_probe_configurator datacrumbs_client datacrumbs_sign_probes static_app ring_flood)
 gtest_discover_tests(reliability_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30 TIMEOUT 600)
+
+# Storms (docs/reliability.md, Faults): a segfault, exit from many threads, an exec loop, a
+# fork/exec storm (DC_STORM_CHILDREN, default 10,000), pid reuse; strace as ground truth.
+add_executable(storm_workload runtime/storm_workload.c)
+target_link_libraries(storm_workload PRIVATE Threads::Threads)
+add_executable(storm_tests runtime/storm_test.cpp runtime/strace_counts.cpp runtime/runtime_helpers.cpp
+  unit/trace_reader.cpp)
+target_include_directories(storm_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(storm_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>"
+  STORM_WORKLOAD_BIN="$<TARGET_FILE:storm_workload>")
+target_link_libraries(storm_tests PRIVATE datacrumbs_core GTest::gtest_main PkgConfig::ZLIB nlohmann_json::nlohmann_json)
+add_dependencies(storm_tests datacrumbs storm_workload)
+gtest_discover_tests(storm_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30 TIMEOUT 600)
 
 # Real viewers read traces of a real mixed run (trace and profile mode): Chrome's trace model
 # (Node, @tracerbench/trace-model pinned in viewers/package-lock.json) with Perfetto's JSON
