@@ -222,7 +222,8 @@ TEST_P(fork_storm, CountsEqualStrace)
   auto run = trace_command(dir, command, kernel_layers);
   EXPECT_EQ(run.exit_code, 0) << run.err;
   auto truth = strace_counts(dir / "strace.txt");
-  EXPECT_EQ(truth["pread64"], static_cast<uint64_t>(children));
+  // One data pread per child, and the dynamic loader's (two per program it starts) beside them.
+  EXPECT_GE(truth["pread64"], static_cast<uint64_t>(children));
   int kinds = expect_counts_equal(truth, run.summary["layers"]["POSIX"]);
   EXPECT_EQ(run.summary["events"]["lost"], 0);
   uint64_t total = 0;
