@@ -8,9 +8,12 @@
  * The pages a fault mapped are counted by the process's own file RSS (kmem:rss_stat): with large
  * folios the kernel maps a whole folio at once, beyond the fault-around range that
  * mm_filemap_map_pages reports, and the RSS counters are the only tracepoint-visible account of
- * what was put in the page tables. The classic tracepoint is used, not tp_btf: its record
- * carries the counter's exact sum over CPUs, which a BPF program cannot compute here (the
- * per-CPU offsets are not in kallsyms: no CONFIG_KALLSYMS_ALL). */
+ * what was put in the page tables. rss_stat is taken as tp_btf (the mm and the counter), not as
+ * the classic tracepoint: the classic one sums the counter over every CPU under its lock for
+ * every process of the machine before any filter runs, and removing its perf-event link at the
+ * end of a run waits ~80 ms for the kernel's grace periods. Here only a traced process's file
+ * and shmem counters are summed, per CPU through the kernel's own per-CPU offsets
+ * (this_cpu_off). */
 #include "common.bpf.h"
 
 #define DC_USER_TOP 0x00007fffffffffffULL /* x86-64: highest user-space address */
@@ -89,28 +92,28 @@ static __always_inline void dc_fault_nest(struct task_struct* task, __u64 user_s
 }
 
 /* The file RSS (file and shmem pages) each traced process's mm had at its last kmem:rss_stat
- * event: the next event's size minus it is what that event mapped or unmapped. Keyed by the
- * tracepoint's mm_id (a hash of the mm's address), with the owner's thread group. */
+ * event: the next event's sum minus it is what that event mapped or unmapped. Keyed by the
+ * mm's address, with the owner's thread group. */
 struct dc_fault_rss {
   __s64 pages[2]; /* MM_FILEPAGES, MM_SHMEMPAGES */
   __u32 known[2]; /* whether pages[i] was seen yet */
   __u32 tgid;
-  __u32 reserved;
+  __u32 seq; /* odd while a CPU moves the baseline; +2 at each move */
 };
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 65536);
-  __type(key, __u32); /* mm_id */
+  __type(key, __u64); /* the mm's address */
   __type(value, struct dc_fault_rss);
 } dc_fault_rss SEC(".maps");
 
-/* Each traced process's mm_id, to drop its dc_fault_rss entry when it exits or execs. */
+/* Each traced process's mm, to drop its dc_fault_rss entry when it exits or execs. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 65536);
   __type(key, __u32);   /* TGID */
-  __type(value, __u32); /* mm_id */
+  __type(value, __u64); /* the mm's address */
 } dc_fault_rss_mm SEC(".maps");
 
 /* Whether `task` is still inside the fault `st` opened: its register frame (the user registers
@@ -208,52 +211,134 @@ int BPF_PROG(dc_fault_page_added, struct folio* folio)
   return 0;
 }
 
-/* kmem:rss_stat's record (its format file). */
-struct dc_rss_stat_args {
-  __u64 common;
-  __u32 mm_id;
-  __u32 curr; /* the mm is current's */
-  __s32 member;
-  __s32 pad;
-  __s64 size; /* bytes: the counter's sum over all CPUs after the change */
-};
+/* The possible CPUs (set by the loader): how many per-CPU parts a counter has. */
+const volatile __u32 dc_nr_cpus = 1;
+
+#define DC_MAX_CPUS 8192
+
+/* A per-CPU map of our own, read for where the kernel puts each CPU's copy of a per-CPU
+ * allocation: the kernel's per-CPU offsets are in no symbol a BPF program can name here (no
+ * CONFIG_KALLSYMS_ALL), and the counters' per-CPU pointer has no __percpu type tag in BTF. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} dc_fault_cpu_probe SEC(".maps");
+
+/* A pointer's value as a plain number (the verifier allows no arithmetic between pointers of
+ * different kinds); 0 when it cannot be read. */
+static __always_inline __u64 dc_address_of(const void* pointer)
+{
+  __u64 address = 0;
+  bpf_probe_read_kernel(&address, sizeof(address), &pointer);
+  return address;
+}
+
+/* CPU `cpu`'s offset into the per-CPU area (the kernel's __per_cpu_offset[cpu]): the map's
+ * value on that CPU minus the value's per-CPU pointer; 0 when it cannot be found. */
+static __always_inline __u64 dc_cpu_offset(__u32 cpu)
+{
+  __u32 zero = 0;
+  void* on_cpu = bpf_map_lookup_percpu_elem(&dc_fault_cpu_probe, &zero, cpu);
+  __u64 array = dc_address_of(&dc_fault_cpu_probe), base = 0;
+  if (!on_cpu || !array ||
+      bpf_probe_read_kernel(&base, sizeof(base),
+                            (void*)(array + bpf_core_field_offset(struct bpf_array, pptrs))) ||
+      !base)
+    return 0;
+  return dc_address_of(on_cpu) - base;
+}
+
+/* Counter `c`'s shared count plus every CPU's part, read once, without the kernel's lock. */
+static __always_inline __s64 dc_percpu_counter_read(struct percpu_counter* c, __u64 parts, int* failed)
+{
+  __s64 sum = BPF_CORE_READ(c, count);
+  for (__u32 cpu = 0; cpu < dc_nr_cpus && cpu < DC_MAX_CPUS; ++cpu) {
+    __u64 offset = dc_cpu_offset(cpu);
+    __s32 part = 0;
+    if (!offset || bpf_probe_read_kernel(&part, sizeof(part), (void*)(parts + offset)))
+      *failed = 1;
+    sum += part;
+  }
+  return sum;
+}
+
+/* The exact value of per-CPU counter `c` (what the kernel's percpu_counter_sum computes under
+ * the counter's lock); -1 when it cannot be read. Without the lock, a CPU folding its part into
+ * the shared count between our reads of the two would be counted twice or not at all, so the
+ * counter is read twice and taken only when both reads agree (a fold runs with interrupts off,
+ * in nanoseconds). */
+static __always_inline __s64 dc_percpu_counter_sum(struct percpu_counter* c)
+{
+  __u64 parts = (__u64)BPF_CORE_READ(c, counters);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    int failed = 0;
+    __s64 first = dc_percpu_counter_read(c, parts, &failed);
+    __s64 second = dc_percpu_counter_read(c, parts, &failed);
+    if (failed)
+      return -1;
+    if (first == second)
+      return first < 0 ? 0 : first;
+  }
+  return -1;
+}
 
 /* A new traced process (or one after exec): starts its baseline. */
-static __always_inline struct dc_fault_rss* dc_rss_start(__u32 mm_id)
+static __always_inline struct dc_fault_rss* dc_rss_start(__u64 mm)
 {
   __u32 tgid = bpf_get_current_pid_tgid() >> 32;
   if (!dc_is_traced(tgid))
     return 0;
-  __u32* old = bpf_map_lookup_elem(&dc_fault_rss_mm, &tgid);
-  if (old && *old != mm_id)
+  __u64* old = bpf_map_lookup_elem(&dc_fault_rss_mm, &tgid);
+  if (old && *old != mm)
     bpf_map_delete_elem(&dc_fault_rss, old);
   struct dc_fault_rss fresh = {.tgid = tgid};
-  if (bpf_map_update_elem(&dc_fault_rss, &mm_id, &fresh, BPF_NOEXIST) ||
-      bpf_map_update_elem(&dc_fault_rss_mm, &tgid, &mm_id, BPF_ANY))
+  if (bpf_map_update_elem(&dc_fault_rss, &mm, &fresh, BPF_NOEXIST) ||
+      bpf_map_update_elem(&dc_fault_rss_mm, &tgid, &mm, BPF_ANY))
     return 0;
-  return bpf_map_lookup_elem(&dc_fault_rss, &mm_id);
+  return bpf_map_lookup_elem(&dc_fault_rss, &mm);
 }
 
 /* Every change of a traced process's file RSS moves its baseline; a rise in the thread's open
  * fault is pages that fault mapped (fault-around, a whole large folio, or the faulting page).
- * A fault during which the baseline was first taken has no count (DC_FAULT_MAPPED_UNKNOWN). */
-SEC("tracepoint/kmem/rss_stat")
-int dc_fault_rss_change(struct dc_rss_stat_args* ctx)
+ * A fault during which the baseline was first taken, or whose sum could not be read, has no
+ * count (DC_FAULT_MAPPED_UNKNOWN). Threads of one process fault on several CPUs at once: the
+ * baseline moves only to a sum read wholly after its last move (a sequence number, taken like
+ * a seqlock's writer side with compare-and-swap), so each rise is counted once, by whichever
+ * thread's event sees it first; a change whose event loses that race four times is left in
+ * the baseline for the next event. */
+SEC("tp_btf/rss_stat")
+int BPF_PROG(dc_fault_rss_change, struct mm_struct* mm, int member)
 {
-  __u32 slot = ctx->member == MM_FILEPAGES ? 0 : ctx->member == MM_SHMEMPAGES ? 1 : 2;
+  __u32 slot = member == MM_FILEPAGES ? 0 : member == MM_SHMEMPAGES ? 1 : 2;
   if (slot > 1)
     return 0;
-  __u32 mm_id = ctx->mm_id;
-  struct dc_fault_rss* seen = bpf_map_lookup_elem(&dc_fault_rss, &mm_id);
-  if (!seen && (!ctx->curr || !(seen = dc_rss_start(mm_id))))
-    return 0;
-  __s64 now = ctx->size >> dc_page_shift, before = seen->pages[slot & 1];
-  __u32 known = seen->known[slot & 1];
-  seen->pages[slot & 1] = now;
-  seen->known[slot & 1] = 1;
-  if (!ctx->curr)
-    return 0;
   struct task_struct* task = bpf_get_current_task_btf();
+  int curr = task->mm == mm;
+  __u64 key = (__u64)mm;
+  struct dc_fault_rss* seen = bpf_map_lookup_elem(&dc_fault_rss, &key);
+  if (!seen && (!curr || !(seen = dc_rss_start(key))))
+    return 0;
+  struct percpu_counter* counter = &mm->rss_stat[slot ? MM_SHMEMPAGES : MM_FILEPAGES];
+  __s64 now = -1, before = 0;
+  __u32 known = 0, moved = 0;
+  for (int attempt = 0; attempt < 4 && !moved; ++attempt) {
+    __u32 seq = *(volatile __u32*)&seen->seq;
+    if (seq & 1)
+      continue;
+    now = dc_percpu_counter_sum(counter);
+    if (__sync_val_compare_and_swap(&seen->seq, seq, seq + 1) != seq)
+      continue;
+    before = seen->pages[slot & 1];
+    known = seen->known[slot & 1] && now >= 0;
+    seen->pages[slot & 1] = now;
+    seen->known[slot & 1] = now >= 0;
+    __sync_fetch_and_add(&seen->seq, 1);
+    moved = 1;
+  }
+  if (!curr || !moved)
+    return 0;
   struct dc_fault_state* st = bpf_task_storage_get(&dc_faults, task, 0, 0);
   if (!st || !st->open || !dc_fault_running(task, st))
     return 0;
@@ -269,9 +354,9 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(dc_fault_rss_exit, struct task_struct* task, bool group_dead)
 {
   __u32 tgid = task->tgid;
-  __u32* mm_id = group_dead ? bpf_map_lookup_elem(&dc_fault_rss_mm, &tgid) : 0;
-  if (mm_id) {
-    bpf_map_delete_elem(&dc_fault_rss, mm_id);
+  __u64* mm = group_dead ? bpf_map_lookup_elem(&dc_fault_rss_mm, &tgid) : 0;
+  if (mm) {
+    bpf_map_delete_elem(&dc_fault_rss, mm);
     bpf_map_delete_elem(&dc_fault_rss_mm, &tgid);
   }
   return 0;

@@ -7,6 +7,7 @@ target_link_libraries(io_workload PRIVATE Threads::Threads)
 add_executable(tcp_pair runtime/tcp_pair.cpp)
 add_executable(lingering_writer runtime/lingering_writer.cpp)
 add_executable(mmap_reader runtime/mmap_reader.cpp)
+target_link_libraries(mmap_reader PRIVATE Threads::Threads)
 # Built without optimisation of its custom functions away, with its symbol table (the explorer reads it).
 add_executable(stdio_app runtime/stdio_app.c)
 # The same with libc linked in: its stdio functions are the program's own.
