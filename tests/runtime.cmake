@@ -176,7 +176,7 @@ add_executable(storm_tests runtime/storm_test.cpp runtime/strace_counts.cpp runt
 target_include_directories(storm_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(storm_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>"
   STORM_WORKLOAD_BIN="$<TARGET_FILE:storm_workload>")
-target_link_libraries(storm_tests PRIVATE datacrumbs_core GTest::gtest_main PkgConfig::ZLIB nlohmann_json::nlohmann_json)
+target_link_libraries(storm_tests PRIVATE datacrumbs_sink datacrumbs_core GTest::gtest_main PkgConfig::ZLIB nlohmann_json::nlohmann_json)
 add_dependencies(storm_tests datacrumbs storm_workload)
 gtest_discover_tests(storm_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30 TIMEOUT 600)
 
