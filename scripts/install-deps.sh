@@ -28,6 +28,8 @@ packages=(
   python3-yaml python3-ply python3-setuptools
   # runtime ground truth and peers used by tests and benchmarks
   strace bpftrace util-linux procps coreutils gzip e2fsprogs xfsprogs postgresql fio
+  # a trace on a filesystem without owners or modes: vfat through FUSE (this kernel has no vfat)
+  dosfstools fusefat
   # script(1): the analyze progress bar test gives analyze a terminal
   bsdutils
   # the HTML report: npm installs its pinned charting libraries, the browser test opens it

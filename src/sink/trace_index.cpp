@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/file_owner.h"
+
 namespace dc {
 
 namespace {
@@ -327,9 +329,8 @@ result<> trace_index_builder::finish(const std::string& trace_path, int trace_fd
     return fail("trace index: not written: '" + trace_path + "' was removed while it was written");
   // The index belongs to whoever owns the trace, with its mode: the daemon (root) gives the trace
   // to the traced user, and an index left root's would be the one file of the run they do not own.
-  if (::fchmod(s.tmp_fd.fd, st.st_mode & 0666) != 0 ||
-      (geteuid() == 0 && ::fchown(s.tmp_fd.fd, st.st_uid, st.st_gid) != 0))
-    return fail("trace index: cannot prepare '" + s.tmp + "': " + std::strerror(errno));
+  if (int err = match_owner_and_mode(s.tmp_fd.fd, st); err)
+    return fail("trace index: cannot prepare '" + s.tmp + "': " + std::strerror(err));
   char resolved[PATH_MAX];
   std::string compressed_file = realpath(trace_path.c_str(), resolved) ? resolved : trace_path;
   auto meta = prepare(s.db.get(), "INSERT INTO Metadata VALUES(?, ?)");
