@@ -62,13 +62,22 @@ std::string uprobe_entries_text(const nlohmann::json& entries)
     out += line + "\n";
     if (e["nothing_in"].empty())
       continue;
-    out += "  no function of it found or called in " + std::to_string(e["nothing_in"].size()) + " processes:";
-    for (const auto& p : e["nothing_in"])
+    // A fork storm leaves thousands of such processes: the line names the first few, the
+    // summary's JSON every one.
+    constexpr size_t named = 10;
+    size_t n = e["nothing_in"].size();
+    out += "  no function of it found or called in " + std::to_string(n) +
+           (n == 1 ? " process:" : " processes:");
+    for (size_t i = 0; i < n && i < named; ++i) {
+      const auto& p = e["nothing_in"][i];
       out.append(" ")
           .append(std::to_string(p["pid"].get<uint32_t>()))
           .append(" (")
           .append(p["comm"].get<std::string>())
           .append(")");
+    }
+    if (n > named)
+      out += " and " + std::to_string(n - named) + " more (all in the --summary JSON's uprobes.entries)";
     out += "\n";
   }
   return out;

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -228,6 +229,34 @@ TEST_F(runtime_test, OnlyTracedProcessesGetBreakpointsAndForkedChildrenFromTheir
   EXPECT_EQ(writes, fwrites + 1);
   EXPECT_NE(app, 0u);
   EXPECT_NE(run.summary["processes"][std::to_string(app)]["parent"], 0);
+}
+
+// An entry found in none of many processes (MPI in a shell loop of 12 programs): the summary's
+// line names the first ten and counts the rest, the JSON names every one.
+TEST_F(runtime_test, AnEntryFoundInNoneOfManyProcessesNamesTenAndCountsTheRest)
+{
+  std::string config = dir / "probes.yaml";
+  std::ofstream(config)
+      << "capture_probes:\n  - name: POSIX\n    probe: syscalls\n  - include: " DATACRUMBS_SOURCE_DIR
+         "/etc/datacrumbs/configs/mpi.yaml\n";
+  auto run =
+      trace_command(dir, "sh -c " + shell_quote("for i in 1 2 3 4 5 6 7 8 9 10 11 12; do /bin/true; done"),
+                    "--config " + shell_quote(config));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json* mpi = nullptr;
+  for (const auto& e : run.summary["uprobes"]["entries"])
+    if (e["name"] == "MPI")
+      mpi = &e;
+  ASSERT_NE(mpi, nullptr) << run.summary["uprobes"];
+  EXPECT_EQ((*mpi)["nothing_in"].size(), 13u) << *mpi;  // sh and its 12 programs
+  std::string line;
+  std::istringstream err(run.err);
+  for (std::string l; std::getline(err, l);)
+    if (l.starts_with("  no function of it found or called in "))
+      line = l;
+  EXPECT_TRUE(line.starts_with("  no function of it found or called in 13 processes:")) << run.err;
+  EXPECT_TRUE(line.ends_with(" and 3 more (all in the --summary JSON's uprobes.entries)")) << line;
+  EXPECT_EQ(std::ranges::count(line, '('), 11) << line;  // ten named, and the closing remark
 }
 
 }  // namespace
