@@ -1,8 +1,13 @@
-/* User-space functions (cat from the config: STDIO, MPI, HDF5, ...): one generic entry and one
- * generic return program serve every probed function; the attach cookie says which one it is
- * (an index in user space's probe table), so adding a function needs no code and no rebuild.
- * Each call is a frame on its thread's nesting stack (common.bpf.h) from entry to return; the
- * system calls made inside it are nested under it by the syscall layer. */
+/* User-space functions (cat from the config: STDIO, MPI, HDF5, ...): one generic program serves
+ * every probed function; the attach cookie says which one it is (an index in user space's probe
+ * table), so adding a function needs no code and no rebuild. Each call is a frame on its
+ * thread's nesting stack (common.bpf.h) from entry to return; the system calls made inside it
+ * are nested under it by the syscall layer.
+ *
+ * Where the kernel has uprobe sessions (Linux 6.13+), one session program sees both the entry
+ * and the return of a call through one link per binary and process: half the links of an entry
+ * and a return program, each of which costs an attach when a process joins the trace and an RCU
+ * grace period when it leaves. Elsewhere the entry and return programs are linked apart. */
 #include "common.bpf.h"
 
 struct {
@@ -21,8 +26,12 @@ static __always_inline void dc_uprobe_deref(__u64* arg)
   *arg = value;
 }
 
-SEC("uprobe")
-int dc_uprobe_enter(struct pt_regs* ctx)
+/* Whether a session program is at a call's return (weak: absent before Linux 6.13, where the
+ * session program is not loaded). */
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+/* A call begins: its frame pushed. 0 when it is not recorded (an untraced thread, too deep). */
+static __always_inline int dc_uprobe_begin(struct pt_regs* ctx)
 {
   struct task_struct* task = bpf_get_current_task_btf();
   struct dc_thread* t = dc_thread_of_traced(task);
@@ -63,7 +72,7 @@ int dc_uprobe_enter(struct pt_regs* ctx)
     dc_uprobe_deref(&f->args[spec->deref_arg & 7]);
   n->depth = d + 1;
   f->ts = bpf_ktime_get_ns();
-  return 0;
+  return 1;
 }
 
 /* Bytes a returned call moved, for profile mode: fread/fwrite return items, not bytes. */
@@ -76,8 +85,8 @@ static __always_inline __u64 dc_uprobe_bytes(const struct dc_frame* f, __s64 ret
   return (__u64)ret * f->args[spec->item_size_arg & 7];
 }
 
-SEC("uretprobe")
-int dc_uprobe_return(struct pt_regs* ctx)
+/* A call returns: its frame popped and sent (or counted, in profile mode). */
+static __always_inline int dc_uprobe_end(struct pt_regs* ctx)
 {
   __u64 now = bpf_ktime_get_ns();
   struct task_struct* task = bpf_get_current_task_btf();
@@ -132,6 +141,30 @@ int dc_uprobe_return(struct pt_regs* ctx)
   __builtin_memcpy(ev->str, f->str, sizeof(ev->str));
   bpf_ringbuf_submit(ev, dc_submit_flags());
   return 0;
+}
+
+SEC("uprobe")
+int dc_uprobe_enter(struct pt_regs* ctx)
+{
+  dc_uprobe_begin(ctx);
+  return 0;
+}
+
+SEC("uretprobe")
+int dc_uprobe_return(struct pt_regs* ctx)
+{
+  return dc_uprobe_end(ctx);
+}
+
+/* Entry and return in one: at the entry, returning 1 tells the kernel not to run the program at
+ * this call's return (a call not recorded needs no return). Attached as BPF_TRACE_UPROBE_SESSION
+ * (the loader sets it; the section name is what Debian's libbpf 1.1 knows). */
+SEC("uprobe")
+int dc_uprobe_session(struct pt_regs* ctx)
+{
+  if (bpf_session_is_return())
+    return dc_uprobe_end(ctx);
+  return dc_uprobe_begin(ctx) ? 0 : 1;
 }
 
 /* A USDT probe site (a marker the program compiled in, e.g. PostgreSQL's transaction__start):

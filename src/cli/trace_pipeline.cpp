@@ -27,6 +27,7 @@ nlohmann::json uprobes_json(const session& probes, const summary_builder& summar
   nlohmann::json j = {{"functions", probes.current_uprobe_targets().size() - refused.size()},
                       {"refused", refused},
                       {"attach_ms", 0.0},
+                      {"calls_linked_as", probes.uprobe_call_sessions() ? "session" : "entry and return"},
                       {"entries", uprobe_entries_json(probes.uprobe_entries(), probes.uprobe_placements(),
                                                       summary, processes)}};
   for (const auto& r : probes.reports())

@@ -75,9 +75,11 @@ result<> configure(datacrumbs_bpf* skel, const object_settings& s)
   return {};
 }
 
-// Which programs load: the process tracker's, and those of the layers not left out.
+// Which programs load: the process tracker's, and those of the layers not left out, less the
+// optional programs this kernel refused.
 result<> choose_programs(datacrumbs_bpf* skel, const std::vector<std::unique_ptr<layer>>& layers,
-                         const std::vector<std::string>& refused, const std::vector<std::string>& all_layers)
+                         const std::vector<std::string>& refused, const std::vector<std::string>& left_out,
+                         const std::vector<std::string>& all_layers)
 {
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel->obj)
@@ -91,6 +93,7 @@ result<> choose_programs(datacrumbs_bpf* skel, const std::vector<std::unique_ptr
     bool on = process || std::ranges::any_of(layers, [&](const std::unique_ptr<layer>& l) {
                 return l->owns(prog) && std::ranges::find(refused, l->name()) == refused.end();
               });
+    on = on && std::ranges::find(left_out, bpf_program__name(prog)) == left_out.end();
     if (int err = bpf_program__set_autoload(prog, on); err)
       return fail(std::string("cannot choose the programs to load: ") + std::strerror(-err));
   }
@@ -106,14 +109,14 @@ result<loaded_object> load_object(const object_settings& settings,
   g_verbose = settings.verbose;
   libbpf_set_print(libbpf_log);
   loaded_object out;
-  std::vector<std::string> refused;
+  std::vector<std::string> refused, left_out;
   for (;;) {
     datacrumbs_bpf* skel = datacrumbs_bpf__open();
     if (!skel)
       return fail(std::string("cannot open the BPF object: ") + std::strerror(errno));
     result<> ready = configure(skel, settings);
     if (ready)
-      ready = choose_programs(skel, layers, refused, all_layers);
+      ready = choose_programs(skel, layers, refused, left_out, all_layers);
     for (const auto& l : layers)
       if (ready && std::ranges::find(refused, l->name()) == refused.end())
         ready = l->before_load(*skel);
@@ -137,15 +140,21 @@ result<loaded_object> load_object(const object_settings& settings,
       out.skel = skel;
       return out;
     }
-    // Whose program was it? A layer's: leave that layer out and load again; anything else (the
-    // process tracker, a map) fails the whole object.
+    // Whose program was it? An optional one (a faster way this kernel may lack): load again
+    // without it. A layer's: leave that layer out and load again; anything else (the process
+    // tracker, a map) fails the whole object.
     auto [name, why] = blamed_program(warnings);
     bpf_program* prog = name.empty() ? nullptr : bpf_object__find_program_by_name(skel->obj, name.c_str());
     auto blamed = std::ranges::find_if(layers, [&](const std::unique_ptr<layer>& l) {
       return prog && l->owns(prog) && std::ranges::find(refused, l->name()) == refused.end();
     });
     std::string section = prog ? bpf_program__section_name(prog) : "";
+    bool optional = blamed != layers.end() && (*blamed)->optional(prog);
     datacrumbs_bpf__destroy(skel);
+    if (optional && std::ranges::find(left_out, name) == left_out.end()) {
+      left_out.push_back(name);
+      continue;
+    }
     if (blamed == layers.end())
       return fail("cannot load the BPF programs: " +
                   (name.empty() ? std::string(std::strerror(-err)) : name + ": " + why));

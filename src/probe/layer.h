@@ -52,6 +52,9 @@ class layer {
   virtual layer_report attach();
   // Detaches every program; in-flight runs have finished when it returns.
   virtual void detach();
+  // Whether `prog` (one of the layer's) is a faster way the layer can do without: a kernel
+  // that refuses it loads the object again without it, the layer kept.
+  virtual bool optional(const bpf_program*) const { return false; }
   // Sends to the ring what the kernel side still holds back (call after detach).
   virtual result<> flush_stages() { return {}; }
   // Page-cache counts kept in the kernel (the PAGECACHE layer), read at the end of a run.

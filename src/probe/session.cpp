@@ -212,6 +212,11 @@ std::vector<uprobe_placement> session::uprobe_placements() const
   return user_probes_ ? user_probes_->placements() : std::vector<uprobe_placement>{};
 }
 
+bool session::uprobe_call_sessions() const
+{
+  return user_probes_ && user_probes_->call_sessions();
+}
+
 std::string session::hold_failures() const
 {
   if (!holder_ || holder_->failures() == 0)

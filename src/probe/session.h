@@ -80,6 +80,8 @@ class session {
   const std::vector<uprobe_entry>& uprobe_entries() const { return uprobe_entries_; }
   // Where each uprobe entry's functions were probed (callable while tracing).
   std::vector<uprobe_placement> uprobe_placements() const;
+  // Whether calls are linked as uprobe sessions (see user_probes::call_sessions).
+  bool uprobe_call_sessions() const;
 
  private:
   session() = default;

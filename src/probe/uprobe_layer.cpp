@@ -7,9 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <array>
 #include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -86,7 +87,8 @@ class uprobe_layer final : public user_probes {
     for (const auto& [binary, probes] : usdt_) counts[binary] += probes.offsets.size();
     for (const auto& [binary, n] : counts)
       r.hooks.push_back(std::to_string(n) + " functions in " + binary +
-                        " (uprobe_multi, per traced process)");
+                        (calls_.session_fd >= 0 ? " (uprobe session, per traced process)"
+                                                : " (uprobe_multi entry and return, per traced process)"));
     return r;
   }
 
@@ -129,6 +131,8 @@ class uprobe_layer final : public user_probes {
     return all;
   }
 
+  bool call_sessions() const override { return calls_.session_fd >= 0; }
+
   std::vector<std::string> refused_functions() const override
   {
     std::lock_guard lock(mutex_);
@@ -162,16 +166,32 @@ class uprobe_layer final : public user_probes {
 
   result<> before_load(datacrumbs_bpf& skel) override
   {
+    // What a kernel without uprobe sessions does, on any kernel (its test, and a way around a
+    // kernel whose sessions misbehave).
+    if (const char* off = std::getenv("DATACRUMBS_NO_UPROBE_SESSION"); off && *off && *off != '0')
+      bpf_program__set_autoload(skel.progs.dc_uprobe_session, false);
     for (bpf_program* p :
          {skel.progs.dc_uprobe_enter, skel.progs.dc_uprobe_return, skel.progs.dc_uprobe_usdt})
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(trace_uprobe_multi));
+    bpf_program__set_expected_attach_type(skel.progs.dc_uprobe_session,
+                                          static_cast<bpf_attach_type>(trace_uprobe_session));
     return {};
+  }
+
+  // The session program needs Linux 6.13+; without it, calls are linked to the entry and return
+  // programs.
+  bool optional(const bpf_program* prog) const override
+  {
+    return std::string_view(bpf_program__name(prog)) == "dc_uprobe_session";
   }
 
  protected:
   result<> after_load(datacrumbs_bpf& skel) override
   {
-    (void)skel;  // skel() is set: the spec map is filled through it, as for later targets
+    // skel() is set: the spec map is filled through it, as for later targets.
+    int session = bpf_program__fd(skel.progs.dc_uprobe_session);
+    calls_ = {session, session >= 0 ? -1 : bpf_program__fd(skel.progs.dc_uprobe_enter),
+              session >= 0 ? -1 : bpf_program__fd(skel.progs.dc_uprobe_return)};
     for (uint32_t i = 0; i < targets_.size(); ++i)
       if (auto written = write_spec(i, targets_[i].function); !written)
         return written;
@@ -192,21 +212,18 @@ class uprobe_layer final : public user_probes {
       return settled;
     for (const auto& [binary, sites] : usdt_) {
       std::vector<uint64_t> refused;  // a USDT site is a nop: the kernel does not refuse it
-      if (int err = link_probe_set(bpf_program__fd(skel()->progs.dc_uprobe_usdt), binary, sites, false, tgid,
-                                   fds, refused))
+      if (int err = link_probe_set(bpf_program__fd(skel()->progs.dc_uprobe_usdt), trace_uprobe_multi, binary,
+                                   sites, false, tgid, fds, refused))
         return fail("cannot attach the USDT probes of " + binary + " for process " + std::to_string(tgid) +
                     ": " + std::strerror(err));
     }
     for (auto& [binary, set] : plan) {
-      for (bool ret : {false, true}) {
-        bpf_program* prog = ret ? skel()->progs.dc_uprobe_return : skel()->progs.dc_uprobe_enter;
-        std::vector<uint64_t> refused;
-        if (int err = link_probe_set(bpf_program__fd(prog), binary, set, ret, tgid, fds, refused))
-          return fail("cannot attach the functions of " + binary + " for process " + std::to_string(tgid) +
-                      ": " + std::strerror(err));
-        if (!refused.empty())
-          set = forget_refused(binary, refused);  // the return probes skip them too
-      }
+      std::vector<uint64_t> refused;
+      if (int err = link_calls(calls(), binary, set, tgid, fds, refused))
+        return fail("cannot attach the functions of " + binary + " for process " + std::to_string(tgid) +
+                    ": " + std::strerror(err));
+      if (!refused.empty())
+        set = forget_refused(binary, refused);
     }
     return {};
   }
@@ -238,17 +255,14 @@ class uprobe_layer final : public user_probes {
       }
       if (set.offsets.empty())
         continue;
-      for (bool ret : {false, true}) {
-        bpf_program* prog = ret ? skel()->progs.dc_uprobe_return : skel()->progs.dc_uprobe_enter;
-        std::vector<uint64_t> refused;
-        if (int err = link_probe_set(bpf_program__fd(prog), path, set, ret, tgid, fds, refused))
-          return fail("cannot attach the functions " + path + " defines for process " + std::to_string(tgid) +
-                      ": " + std::strerror(err));
-        if (!refused.empty()) {
-          std::lock_guard lock(mutex_);
-          for (uint64_t c : refused) refused_names_.push_back(targets_[c].function + " (" + path + ")");
-          set = without(set, refused);
-        }
+      std::vector<uint64_t> refused;
+      if (int err = link_calls(calls(), path, set, tgid, fds, refused))
+        return fail("cannot attach the functions " + path + " defines for process " + std::to_string(tgid) +
+                    ": " + std::strerror(err));
+      if (!refused.empty()) {
+        std::lock_guard lock(mutex_);
+        for (uint64_t c : refused) refused_names_.push_back(targets_[c].function + " (" + path + ")");
+        set = without(set, refused);
       }
       std::lock_guard lock(mutex_);
       for (uint64_t c : set.cookies) {
@@ -310,14 +324,7 @@ class uprobe_layer final : public user_probes {
     for (const auto& [binary, set] : suspects)
       for (size_t i = 0; i < set.offsets.size(); ++i)
         trials.push_back({binary, {{set.offsets[i]}, {set.cookies[i]}, {}}, {}, {}, 0});
-    auto run = [&](trial& t) {
-      for (bool ret : {false, true}) {
-        bpf_program* prog = ret ? skel()->progs.dc_uprobe_return : skel()->progs.dc_uprobe_enter;
-        t.err = link_probe_set(bpf_program__fd(prog), t.binary, t.one, ret, tgid, t.fds, t.refused);
-        if (t.err || !t.refused.empty())
-          return;
-      }
-    };
+    auto run = [&](trial& t) { t.err = link_calls(calls(), t.binary, t.one, tgid, t.fds, t.refused); };
     constexpr size_t at_once = 16;
     for (size_t first = 0; first < trials.size(); first += at_once) {
       std::vector<std::thread> workers;
@@ -365,6 +372,10 @@ class uprobe_layer final : public user_probes {
     std::set<uint64_t> function_cookies;
     std::set<uint32_t> pids;
   };
+
+  // The programs calls are linked to (set once loaded, read-only after).
+  call_programs calls() const { return calls_; }
+  call_programs calls_;
 
   mutable std::mutex mutex_;  // everything below but closer_: attached from two threads
   std::vector<uprobe_target> targets_;

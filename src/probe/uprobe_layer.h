@@ -44,6 +44,9 @@ class user_probes : public layer {
   // objects processes map (their index grows as processes come).
   virtual std::vector<uprobe_target> targets() const = 0;
   virtual std::vector<uprobe_placement> placements() const = 0;
+  // Whether a call's entry and return go to one session program through one link per binary
+  // (Linux 6.13+), not to an entry and a return program through two.
+  virtual bool call_sessions() const = 0;
 };
 
 // The layer attaching `targets`, and `entries`' functions wherever a traced process defines

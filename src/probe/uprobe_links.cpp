@@ -35,13 +35,14 @@ struct link_create_uprobe_multi {
 // single detach (detaching one perf-event uprobe waits for an RCU grace period, ~70 ms each
 // here). The kernel installs the breakpoints only in that process's memory, now and whenever it
 // maps the binary later.
-int attach_uprobe_multi(int prog_fd, const std::string& binary, const probe_set& set, bool ret, uint32_t pid)
+int attach_uprobe_multi(int prog_fd, uint32_t attach_type, const std::string& binary, const probe_set& set,
+                        bool ret, uint32_t pid)
 {
   union bpf_attr attr;
   std::memset(&attr, 0, sizeof(attr));
   link_create_uprobe_multi l{};
   l.prog_fd = static_cast<uint32_t>(prog_fd);
-  l.attach_type = trace_uprobe_multi;
+  l.attach_type = attach_type;
   l.path = reinterpret_cast<uint64_t>(binary.c_str());
   l.offsets = reinterpret_cast<uint64_t>(set.offsets.data());
   l.cookies = reinterpret_cast<uint64_t>(set.cookies.data());
@@ -76,12 +77,12 @@ bool has_lock_prefix(std::ifstream& file, uint64_t offset)
   return false;
 }
 
-int link_probe_set(int prog_fd, const std::string& binary, const probe_set& set, bool ret, uint32_t tgid,
-                   std::vector<int>& fds, std::vector<uint64_t>& refused)
+int link_probe_set(int prog_fd, uint32_t attach_type, const std::string& binary, const probe_set& set,
+                   bool ret, uint32_t tgid, std::vector<int>& fds, std::vector<uint64_t>& refused)
 {
   if (set.offsets.empty())
     return 0;
-  int fd = attach_uprobe_multi(prog_fd, binary, set, ret, tgid);
+  int fd = attach_uprobe_multi(prog_fd, attach_type, binary, set, ret, tgid);
   if (fd >= 0) {
     fds.push_back(fd);
     return 0;
@@ -101,9 +102,20 @@ int link_probe_set(int prog_fd, const std::string& binary, const probe_set& set,
     return probe_set{slice(set.offsets), slice(set.cookies), slice(set.ref_ctrs)};
   };
   probe_set low = part(0, half), high = part(half, static_cast<std::ptrdiff_t>(set.offsets.size()));
-  if (int e = link_probe_set(prog_fd, binary, low, ret, tgid, fds, refused))
+  if (int e = link_probe_set(prog_fd, attach_type, binary, low, ret, tgid, fds, refused))
     return e;
-  return link_probe_set(prog_fd, binary, high, ret, tgid, fds, refused);
+  return link_probe_set(prog_fd, attach_type, binary, high, ret, tgid, fds, refused);
+}
+
+int link_calls(const call_programs& progs, const std::string& binary, const probe_set& set, uint32_t tgid,
+               std::vector<int>& fds, std::vector<uint64_t>& refused)
+{
+  if (progs.session_fd >= 0)
+    return link_probe_set(progs.session_fd, trace_uprobe_session, binary, set, false, tgid, fds, refused);
+  if (int err = link_probe_set(progs.enter_fd, trace_uprobe_multi, binary, set, false, tgid, fds, refused))
+    return err;
+  return link_probe_set(progs.return_fd, trace_uprobe_multi, binary, without(set, refused), true, tgid, fds,
+                        refused);
 }
 
 probe_set without(const probe_set& set, const std::vector<uint64_t>& refused)

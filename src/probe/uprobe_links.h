@@ -13,8 +13,9 @@
 
 namespace dc {
 
-// The attach type, for the programs' expected_attach_type.
-constexpr uint32_t trace_uprobe_multi = 48;  // enum bpf_attach_type BPF_TRACE_UPROBE_MULTI
+// The attach types, for the programs' expected_attach_type and the links.
+constexpr uint32_t trace_uprobe_multi = 48;    // enum bpf_attach_type BPF_TRACE_UPROBE_MULTI
+constexpr uint32_t trace_uprobe_session = 57;  // BPF_TRACE_UPROBE_SESSION (Linux 6.13+)
 
 // The functions of one binary, as the arrays of one link.
 struct probe_set {
@@ -27,8 +28,22 @@ struct probe_set {
 // probe (its first instruction), halves the set until those are found: their cookies go to
 // `refused`, every accepted part gets a link of its own. Returns the errno of any other
 // failure (the process is gone, ...), 0 on success.
-int link_probe_set(int prog_fd, const std::string& binary, const probe_set& set, bool ret, uint32_t tgid,
-                   std::vector<int>& fds, std::vector<uint64_t>& refused);
+int link_probe_set(int prog_fd, uint32_t attach_type, const std::string& binary, const probe_set& set,
+                   bool ret, uint32_t tgid, std::vector<int>& fds, std::vector<uint64_t>& refused);
+
+// The programs a probed function's calls go to: one session program (entry and return through
+// one link), or, where the kernel has no uprobe sessions (session_fd < 0), an entry and a
+// return program.
+struct call_programs {
+  int session_fd = -1;
+  int enter_fd = -1;
+  int return_fd = -1;
+};
+
+// Links `set` for tgid to `progs`: one session link, or an entry link and a return link for the
+// functions the entry's accepted. Refused functions and errors as link_probe_set's.
+int link_calls(const call_programs& progs, const std::string& binary, const probe_set& set, uint32_t tgid,
+               std::vector<int>& fds, std::vector<uint64_t>& refused);
 
 // `set` less the functions whose cookies are in `refused`.
 probe_set without(const probe_set& set, const std::vector<uint64_t>& refused);

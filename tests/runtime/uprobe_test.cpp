@@ -2,10 +2,13 @@
 // calls beneath them nested under them, a custom function chosen by regex from a config, and a
 // function that never returns leaving later nesting intact.
 #include <signal.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -18,8 +21,20 @@ namespace {
 
 constexpr int fwrites = 25;  // 25 x 3000 bytes: several 4 KiB buffer flushes
 
+// Whether this kernel has uprobe sessions (Linux 6.13+), which the tool then links calls as.
+bool kernel_has_uprobe_sessions()
+{
+  utsname u{};
+  int major = 0, minor = 0;
+  return uname(&u) == 0 && std::sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+         (major > 6 || (major == 6 && minor >= 13));
+}
+
 // `app`: stdio_app, linked to libc.so or with libc linked in (where fwrite is its own function).
-void check_stdio_run(const scratch_dir& dir, const std::string& app)
+// `linked_as`: how the tool must have linked the calls (the summary's uprobes.calls_linked_as).
+void check_stdio_run(const scratch_dir& dir, const std::string& app,
+                     const std::string& linked_as = kernel_has_uprobe_sessions() ? "session"
+                                                                                 : "entry and return")
 {
   std::string config = dir / "probes.yaml", out = dir / "out.txt";
   std::ofstream(config) << "capture_probes:\n"
@@ -33,6 +48,7 @@ void check_stdio_run(const scratch_dir& dir, const std::string& app)
                            "--config " + shell_quote(config));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.summary["events"]["lost"], 0);
+  EXPECT_EQ(run.summary["uprobes"]["calls_linked_as"], linked_as);
 
   std::map<uint64_t, nlohmann::json> by_id;
   auto events = complete_events(run.trace);
@@ -102,6 +118,18 @@ void check_stdio_run(const scratch_dir& dir, const std::string& app)
 TEST_F(runtime_test, StdioCallsAreExactAndTheirSystemCallsNestBeneathThem)
 {
   check_stdio_run(dir, STDIO_APP_BIN);
+}
+
+// A kernel without uprobe sessions links each call's entry and return apart: the same calls,
+// the same nesting, the same call that never returns (DATACRUMBS_NO_UPROBE_SESSION makes this
+// kernel do what such a kernel does).
+TEST_F(runtime_test, StdioCallsAreTheSameLinkedAsEntryAndReturn)
+{
+  struct pairs_only {
+    pairs_only() { setenv("DATACRUMBS_NO_UPROBE_SESSION", "1", 1); }
+    ~pairs_only() { unsetenv("DATACRUMBS_NO_UPROBE_SESSION"); }
+  } scoped;
+  check_stdio_run(dir, STDIO_APP_BIN, "entry and return");
 }
 
 // The same program linked with -static: libc's stdio is found in the program itself.
