@@ -166,15 +166,18 @@ class uprobe_layer final : public user_probes {
 
   result<> before_load(datacrumbs_bpf& skel) override
   {
-    // What a kernel without uprobe sessions does, on any kernel (its test, and a way around a
-    // kernel whose sessions misbehave).
-    if (const char* off = std::getenv("DATACRUMBS_NO_UPROBE_SESSION"); off && *off && *off != '0')
-      bpf_program__set_autoload(skel.progs.dc_uprobe_session, false);
+    // DATACRUMBS_NO_UPROBE_SESSION: what a kernel without uprobe sessions does, on any kernel
+    // (its test, and a way around a kernel whose sessions misbehave): the session program is
+    // loaded as a plain uprobe_multi one, which the verifier refuses (its kfunc is a session's),
+    // and the object is loaded again without it, as on such a kernel.
+    const char* off = std::getenv("DATACRUMBS_NO_UPROBE_SESSION");
+    bool sessions = !(off && *off && *off != '0');
     for (bpf_program* p :
          {skel.progs.dc_uprobe_enter, skel.progs.dc_uprobe_return, skel.progs.dc_uprobe_usdt})
       bpf_program__set_expected_attach_type(p, static_cast<bpf_attach_type>(trace_uprobe_multi));
-    bpf_program__set_expected_attach_type(skel.progs.dc_uprobe_session,
-                                          static_cast<bpf_attach_type>(trace_uprobe_session));
+    bpf_program__set_expected_attach_type(
+        skel.progs.dc_uprobe_session,
+        static_cast<bpf_attach_type>(sessions ? trace_uprobe_session : trace_uprobe_multi));
     return {};
   }
 
