@@ -38,9 +38,10 @@ struct analysis {
   {
     const record& p = clock.place(r, placed_);
     names.add(p);
-    run.add(p);
-    layers.add(p);
-    timeline.add(p);
+    call_facts c = facts_of(p);
+    run.add(p, c);
+    layers.add(p, c);
+    timeline.add(p, c);
     counters.add(p);
     snapshots.add(p);
     return p;

@@ -23,12 +23,12 @@ std::pair<op_totals*, layer_times*> layers_section::find_or_add(std::string_view
   return index.add({layer->first, op->first}, found);
 }
 
-void layers_section::add(const record& r)
+void layers_section::add(const record& r, const call_facts& c)
 {
-  if (!is_call(r))
+  if (!c.call)
     return;
   auto [o_ptr, l_ptr] = find_or_add(r.cat, r.name);
-  uint64_t n = call_count(r), b = io_bytes(r), t = call_time_us(r);
+  uint64_t n = c.count, b = c.bytes, t = c.time_us;
   op_totals& o = *o_ptr;
   o.count += n;
   o.bytes += b;

@@ -12,6 +12,7 @@
 #include "analyze/latency_sketch.h"
 #include "analyze/lookup_index.h"
 #include "analyze/record.h"
+#include "analyze/record_values.h"
 #include "core/result.h"
 
 namespace dc::analyze {
@@ -36,7 +37,8 @@ struct layers_section {
   std::map<std::string, layer_times, std::less<>> layers;
   uint64_t orphan_us = 0;  // time of nested calls whose parent never appeared in their file
 
-  void add(const record& r);
+  void add(const record& r) { add(r, facts_of(r)); }
+  void add(const record& r, const call_facts& c);  // c: facts_of(r)
   std::pair<op_totals*, layer_times*> find_or_add(std::string_view cat, std::string_view name);
   void end_file();  // children still waiting for a parent become orphans
   void merge(const layers_section& other);

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "analyze/line_fields.h"
+#include "analyze/line_integer.h"
 #include "analyze/line_parser.h"
 
 namespace dc::analyze {
@@ -41,17 +42,12 @@ enum class read_status { ok, bad, nested };
   return false;
 }
 
-bool is_blank(char c)
-{
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
 // A string value: in place when plain, else unescaped by simdjson (which checks the escapes) and
 // kept in the arena.
 [[gnu::always_inline]] inline read_status string_of(od::value& v, string_arena& arena, std::string_view& out)
 {
   std::string_view token = v.raw_json_token();  // the string and the blanks after it
-  while (token.size() > 1 && is_blank(token.back())) token.remove_suffix(1);
+  while (token.size() > 1 && is_json_blank(token.back())) token.remove_suffix(1);
   if (token.size() >= 2 && token.back() == '"' && !has_escape(token.data() + 1, token.size() - 2)) {
     out = token.substr(1, token.size() - 2);
     return read_status::ok;
@@ -63,75 +59,12 @@ bool is_blank(char c)
   return read_status::ok;
 }
 
-// Whether the word's eight bytes are all ASCII digits, and their value (SWAR, after Lemire's
-// and simdjson's float path).
-[[gnu::always_inline]] inline bool eight_digits(uint64_t w)
-{
-  return ((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ==
-         0x3333333333333333ULL;
-}
-
-[[gnu::always_inline]] inline uint64_t eight_digit_value(uint64_t w)
-{
-  w = ((w & 0x0F0F0F0F0F0F0F0FULL) * 2561) >> 8;
-  w = ((w & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
-  return ((w & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32;
-}
-
-// The value of the k digits (1 to 8) at p, as one word with leading '0's; false when one of them
-// is not a digit. Reads 8 bytes from p: the line has padding after it.
-[[gnu::always_inline]] inline bool digits_value(const char* p, size_t k, uint64_t& value)
-{
-  uint64_t w;
-  std::memcpy(&w, p, 8);
-  if (k < 8)  // the first digit is the lowest byte: shift the k digits up, '0's in below
-    w = (w << (8 * (8 - k))) | (0x3030303030303030ULL >> (8 * k));
-  if (!eight_digits(w))
-    return false;
-  value = eight_digit_value(w);
-  return true;
-}
-
-// A number token (with the blanks after it) that is a JSON integer of 1 to 18 digits,
-// -?(0|[1-9][0-9]*), which always fits an int64_t: converted here eight digits at a time.
-// simdjson converts integers a digit at a time, which with the 14- to 16-digit ids, times and
-// hashes of every line is a fifth of reading it. Anything else (19 digits or more, a fraction,
-// an exponent, a malformed number): false, and simdjson reads and judges it.
-[[gnu::always_inline]] inline bool short_integer(std::string_view token, int64_t& out)
-{
-  while (!token.empty() && is_blank(token.back())) token.remove_suffix(1);
-  bool negative = !token.empty() && token.front() == '-';
-  token.remove_prefix(negative);
-  size_t n = token.size();
-  if (n == 0 || n > 18 || (token[0] == '0' && n > 1))
-    return false;
-  size_t head = n % 8 == 0 ? 8 : n % 8;  // the digits before the last groups of eight
-  uint64_t v;
-  if (!digits_value(token.data(), head, v))
-    return false;
-  for (size_t i = head; i < n; i += 8) {
-    uint64_t group;
-    if (!digits_value(token.data() + i, 8, group))
-      return false;
-    v = v * 100000000 + group;
-  }
-  out = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
-  return true;
-}
-
 // A value as the field rules read it (what dom_value gives for the same JSON).
 [[gnu::always_inline]] inline read_status value_of(od::value& v, string_arena& arena, line_value& out)
 {
   std::string_view token = v.raw_json_token();
   char first = token.front();
-  if (first == '"') {
-    std::string_view text;
-    read_status s = string_of(v, arena, text);
-    if (s == read_status::ok)
-      out = string_value(text);
-    return s;
-  }
-  if (first == '-' || (first >= '0' && first <= '9')) {
+  if (static_cast<unsigned char>(first - '0') <= 9 || first == '-') {  // the most common value first
     int64_t n;
     if (short_integer(token, n) || !v.get_int64().get(n)) {  // the common cases; the rest below
       out = {num_kind::number, n, {}};
@@ -147,6 +80,13 @@ bool is_blank(char c)
     else
       out = {num_kind::number, static_cast<int64_t>(x.get_double()), {}};
     return read_status::ok;
+  }
+  if (first == '"') {
+    std::string_view text;
+    read_status s = string_of(v, arena, text);
+    if (s == read_status::ok)
+      out = string_value(text);
+    return s;
   }
   if (first == 't' || first == 'f') {
     bool b;
@@ -263,10 +203,10 @@ static_assert(std::ranges::all_of(known_keys, [](const known_key& k) { return k.
     return read_status::ok;
   }
   const char* e = f.value().raw_json_token().data() - 1;
-  while (e > k && is_blank(*e)) --e;
+  while (e > k && is_json_blank(*e)) --e;
   if (e <= k || *e != ':')
     return read_status::nested;  // not as stage 1 left it: let the DOM parser judge the line
-  for (--e; e > k && is_blank(*e);) --e;
+  for (--e; e > k && is_json_blank(*e);) --e;
   if (e < k || *e != '"')
     return read_status::nested;
   size_t n = static_cast<size_t>(e - k);

@@ -36,7 +36,8 @@ struct line_fields {
 
 inline bool parse_decimal(std::string_view s, int64_t& out)
 {
-  if (s.empty())
+  // Most strings (names, layers, phases) are no number: told by their first byte, without a call.
+  if (s.empty() || (static_cast<unsigned char>(s[0] - '0') > 9 && s[0] != '-'))
     return false;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc() && end == s.data() + s.size();

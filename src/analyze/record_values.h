@@ -43,4 +43,17 @@ uint64_t call_time_us(const record& r);
 // Bytes moved, by the rule of docs/analyze.md ("What is counted"); 0 for calls that move none.
 uint64_t io_bytes(const record& r);
 
+// The readings above that the run, the layer breakdown and the timeline each take of every
+// record: read once per record (analysis::add) and handed to the three.
+struct call_facts {
+  bool call = false;     // is_call
+  uint64_t count = 0;    // call_count
+  uint64_t bytes = 0;    // io_bytes
+  uint64_t time_us = 0;  // call_time_us
+};
+inline call_facts facts_of(const record& r)
+{
+  return {is_call(r), call_count(r), io_bytes(r), call_time_us(r)};
+}
+
 }  // namespace dc::analyze

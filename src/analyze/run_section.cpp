@@ -58,7 +58,7 @@ void note_metadata(run_section& run, process_facts& p, const record& r)
 
 }  // namespace
 
-void run_section::add(const record& r)
+void run_section::add(const record& r, const call_facts& c)
 {
   if (r.hhash)
     hosts.insert(r.hhash);
@@ -95,7 +95,7 @@ void run_section::add(const record& r)
     p.last_tid = r.tid;
   }
   ++p.events;
-  p.bytes += io_bytes(r);
+  p.bytes += c.bytes;
   note_span(p, r.ts_us, r.ts_us + r.dur_us);
   start_us = std::min(start_us, r.ts_us);
   end_us = std::max(end_us, r.ts_us + r.dur_us);

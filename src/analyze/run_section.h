@@ -12,6 +12,7 @@
 
 #include "analyze/lookup_index.h"
 #include "analyze/record.h"
+#include "analyze/record_values.h"
 #include "core/result.h"
 
 namespace dc::analyze {
@@ -47,7 +48,8 @@ struct run_section {
   std::map<std::string, uint64_t> lost;
   lookup_index<process_key, process_facts*, key_hash> index;
 
-  void add(const record& r);
+  void add(const record& r) { add(r, facts_of(r)); }
+  void add(const record& r, const call_facts& c);  // c: facts_of(r)
   void merge(const run_section& other);
   nlohmann::json partial() const;
   static dc::result<run_section> from_partial(const nlohmann::json& j);

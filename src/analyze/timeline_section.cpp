@@ -155,9 +155,9 @@ timeline_section::series_ref& timeline_section::process_ref(uint64_t hhash, uint
   return process_index.add({hhash, pid, std::get<2>(at->first)}, {&at->second});
 }
 
-void timeline_section::add(const record& r)
+void timeline_section::add(const record& r, const call_facts& c)
 {
-  if (!is_call(r))
+  if (!c.call)
     return;
   int64_t dur = r.ph == phase::complete ? r.dur_us : 0;
   int64_t last_us = r.ts_us + std::max<int64_t>(0, dur - 1);
@@ -166,7 +166,7 @@ void timeline_section::add(const record& r)
     max_us = std::max(max_us, last_us);
     coarsen_to(level_for(min_us, max_us, level));
   }
-  uint64_t bytes = io_bytes(r), ops = call_count(r);
+  uint64_t bytes = c.bytes, ops = c.count;
   bin_range bins = bins_of(base_us(), r.ts_us, dur);
   spread(layer_ref(r.cat), base_us(), bins, r.ts_us, dur, bytes, ops);
   if (bytes == 0)

@@ -14,6 +14,7 @@
 
 #include "analyze/lookup_index.h"
 #include "analyze/record.h"
+#include "analyze/record_values.h"
 #include "analyze/run_section.h"
 #include "core/result.h"
 
@@ -48,7 +49,8 @@ struct timeline_section {
   series_ref& layer_ref(std::string_view layer);
   series_ref& process_ref(uint64_t hhash, uint64_t pid, std::string_view layer);
 
-  void add(const record& r);
+  void add(const record& r) { add(r, facts_of(r)); }
+  void add(const record& r, const call_facts& c);  // c: facts_of(r)
   void merge(const timeline_section& other);
   nlohmann::json partial() const;
   static dc::result<timeline_section> from_partial(const nlohmann::json& j);

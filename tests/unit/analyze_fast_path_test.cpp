@@ -3,12 +3,14 @@
 // breakdown's nested time is exact when children of several parents interleave.
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "analyze/layers_section.h"
+#include "analyze/line_integer.h"
 #include "analyze/line_parser.h"
 
 namespace dc::test {
@@ -222,6 +224,49 @@ TEST(AnalyzeFastPath, NestedTimeIsExactWhenChildrenInterleave)
   EXPECT_EQ(s.orphan_us, orphans);
   EXPECT_EQ(nested, 3u + 7 + 11 + 13 + 19 + 23);
   EXPECT_EQ(orphans, 17u + 29);
+}
+
+// The fast integer conversion takes exactly the JSON integers of 1 to 18 digits (with blanks
+// after them), with std::from_chars's value: every length from 0 to 20 digits, with and without
+// a sign, a leading zero, a bad byte at each position and trailing blanks.
+TEST(AnalyzeFastPath, ShortIntegerIsExact)
+{
+  auto check = [](const std::string& token) {
+    std::string padded = token + std::string(8, 'x');  // the line's padding: read, never used
+    std::string_view t(padded.data(), token.size());
+    std::string_view trimmed = t.substr(0, t.find_last_not_of(" \t\r\n") + 1);
+    std::string_view digits = trimmed.substr(trimmed.starts_with('-'));
+    bool json_integer = !digits.empty() && digits.size() <= 18 &&
+                        digits.find_first_not_of("0123456789") == std::string_view::npos &&
+                        (digits[0] != '0' || digits.size() == 1);
+    int64_t got = 0, want = 0;
+    bool ok = analyze::short_integer(t, got);
+    EXPECT_EQ(ok, json_integer) << token;
+    if (ok && json_integer) {
+      std::from_chars(trimmed.data(), trimmed.data() + trimmed.size(), want);
+      EXPECT_EQ(got, want) << token;
+    }
+  };
+  for (size_t n = 0; n <= 20; ++n) {
+    std::string number;
+    for (size_t i = 0; i < n; ++i) number += static_cast<char>('1' + (i * 7 + n) % 9);
+    for (std::string_view sign : {"", "-"}) {
+      check(std::string(sign) + number);
+      check(std::string(sign) + number + " \n");
+      check(std::string(sign) + "0" + number);
+      check(std::string(sign) + std::string(n, '9'));
+      for (size_t i = 0; i < n; ++i)
+        for (char bad : {'/', ':', '.', 'e', ' ', '-'}) {
+          std::string b = number;
+          b[i] = bad;
+          check(std::string(sign) + b);
+        }
+    }
+  }
+  check("0");
+  check("-0");
+  check(" ");
+  check("--1");
 }
 
 }  // namespace

@@ -259,5 +259,24 @@ TEST(AnalyzeTimeline, BinsAreOneTwoOrFiveTimesAPowerOfTenMilliseconds)
   EXPECT_EQ(one.report(7)["timeseries"]["bin_ms"], 7);
 }
 
+// same_text compares in words: every length up to 24 against a change at each position (first,
+// middle and last bytes, the overlapping last word), and strings cut from a longer buffer.
+TEST(SameText, EqualsStringViewEquality)
+{
+  std::string base = "abcdefghijklmnopqrstuvwxyz";
+  for (size_t n = 0; n <= 24; ++n) {
+    std::string a = base.substr(0, n), b = a;
+    EXPECT_TRUE(analyze::same_text(a, b)) << n;
+    EXPECT_TRUE(analyze::same_text(std::string_view(base).substr(1, n), base.substr(1, n))) << n;
+    EXPECT_FALSE(analyze::same_text(a, base.substr(0, n + 1))) << n;
+    for (size_t i = 0; i < n; ++i) {
+      std::string c = a;
+      c[i] = '#';
+      EXPECT_FALSE(analyze::same_text(a, c)) << n << " " << i;
+      EXPECT_FALSE(analyze::same_text(c, a)) << n << " " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dc::test
