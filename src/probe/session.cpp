@@ -187,7 +187,7 @@ result<> session::attach_process(uint32_t pid)
   if (!user_probes_)
     return {};
   auto started = std::chrono::steady_clock::now();
-  auto attached = user_probes_->attach_process(pid);
+  auto attached = user_probes_->attach_before_exec(pid);
   for (layer_report& r : reports_)  // the first process's attach time is the layer's
     if (r.name == "uprobe" && !first_attached_)
       r.attach_us = static_cast<uint64_t>(

@@ -58,8 +58,9 @@ class session {
   // Traces pid from its next exec on.
   result<> arm(uint32_t pid);
   void disarm(uint32_t pid);
-  // Attaches the user-space probes for a process before it runs (the traced command; processes
-  // that join later are held and attached by the process holder). No-op without uprobes.
+  // Attaches the user-space probes for a process before it runs (the traced command, before its
+  // exec: the named libraries, the objects its program maps at the exec's hold; processes that
+  // join later are held and attached by the process holder). No-op without uprobes.
   result<> attach_process(uint32_t pid);
   // Detaches every layer and sends what they still hold back to the ring: call once the
   // traced command has ended, before draining the ring. One failing layer does not stop the

@@ -11,7 +11,6 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -52,24 +51,10 @@ class uprobe_layer final : public user_probes {
     for (const auto& [where, n] : in_library)
       library_placements_.push_back({where.first, where.second, n, {}});
 
-    // Per binary: the offsets of its functions, the cookie of each its index in targets_.
-    std::map<std::string, std::ifstream> files;
-    for (size_t i = 0; i < targets_.size(); ++i) {
-      const uprobe_target& t = targets_[i];
-      auto [file, opened] = files.try_emplace(t.binary);
-      if (opened)
-        file->second.open(t.binary, std::ios::binary);
-      if (t.usdt) {  // entry only, with its semaphore
-        probe_set& sites = usdt_[t.binary];
-        sites.offsets.push_back(t.offset);
-        sites.cookies.push_back(i);
-        sites.ref_ctrs.push_back(t.semaphore);
-        continue;
-      }
-      probe_set& into = has_lock_prefix(file->second, t.offset) ? suspects_[t.binary] : per_binary_[t.binary];
-      into.offsets.push_back(t.offset);
-      into.cookies.push_back(i);
-    }
+    probe_plan plan = plan_probe_sets(targets_);
+    per_binary_ = std::move(plan.per_binary);
+    suspects_ = std::move(plan.suspects);
+    usdt_ = std::move(plan.usdt);
   }
   ~uprobe_layer() override { detach(); }
   std::string_view name() const override { return "uprobe"; }
@@ -94,7 +79,14 @@ class uprobe_layer final : public user_probes {
 
   // At a process's first hold: the named libraries' functions. At every hold: those the
   // objects it maps define (its program, after an exec).
-  result<> attach_process(uint32_t tgid) override
+  result<> attach_process(uint32_t tgid) override { return attach(tgid, true); }
+
+  // The traced command, forked from this tool and not yet exec'd: what it maps now is this
+  // tool's own objects, about to be replaced (searching them took 25-65 ms of the start-up);
+  // its exec's hold searches its program's.
+  result<> attach_before_exec(uint32_t tgid) override { return attach(tgid, false); }
+
+  result<> attach(uint32_t tgid, bool search_objects)
   {
     bool linked;
     {
@@ -108,7 +100,7 @@ class uprobe_layer final : public user_probes {
         return attached;
       }
     }
-    auto found = attach_objects(tgid, fds);
+    auto found = search_objects ? attach_objects(tgid, fds) : result<>{};
     std::lock_guard lock(mutex_);
     process_probes& p = procs_[tgid];
     p.libraries = true;

@@ -36,6 +36,9 @@ class user_probes : public layer {
  public:
   // Attaches every function for process tgid (callable from any thread).
   virtual result<> attach_process(uint32_t tgid) = 0;
+  // The named libraries' functions only, for a process about to exec (whose objects now are
+  // not its program's).
+  virtual result<> attach_before_exec(uint32_t tgid) = 0;
   // Detaches tgid's probes (the process is gone).
   virtual void forget_process(uint32_t tgid) = 0;
   // Functions the kernel refused to probe (found at the first attach, then skipped).

@@ -118,6 +118,30 @@ int link_calls(const call_programs& progs, const std::string& binary, const prob
                         refused);
 }
 
+probe_plan plan_probe_sets(const std::vector<uprobe_target>& targets)
+{
+  probe_plan plan;
+  std::map<std::string, std::ifstream> files;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const uprobe_target& t = targets[i];
+    auto [file, opened] = files.try_emplace(t.binary);
+    if (opened)
+      file->second.open(t.binary, std::ios::binary);
+    if (t.usdt) {
+      probe_set& sites = plan.usdt[t.binary];
+      sites.offsets.push_back(t.offset);
+      sites.cookies.push_back(i);
+      sites.ref_ctrs.push_back(t.semaphore);
+      continue;
+    }
+    probe_set& into =
+        has_lock_prefix(file->second, t.offset) ? plan.suspects[t.binary] : plan.per_binary[t.binary];
+    into.offsets.push_back(t.offset);
+    into.cookies.push_back(i);
+  }
+  return plan;
+}
+
 probe_set without(const probe_set& set, const std::vector<uint64_t>& refused)
 {
   probe_set kept;

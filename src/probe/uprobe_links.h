@@ -6,10 +6,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "core/uprobe_target.h"
 
 namespace dc {
 
@@ -44,6 +47,14 @@ struct call_programs {
 // functions the entry's accepted. Refused functions and errors as link_probe_set's.
 int link_calls(const call_programs& progs, const std::string& binary, const probe_set& set, uint32_t tgid,
                std::vector<int>& fds, std::vector<uint64_t>& refused);
+
+// The planned targets sorted into link sets per binary, each function's cookie its index in
+// `targets`: the functions (those whose first instruction has a LOCK prefix apart, see
+// has_lock_prefix), and the USDT sites (entry only, with their semaphores).
+struct probe_plan {
+  std::map<std::string, probe_set> per_binary, suspects, usdt;
+};
+probe_plan plan_probe_sets(const std::vector<uprobe_target>& targets);
 
 // `set` less the functions whose cookies are in `refused`.
 probe_set without(const probe_set& set, const std::vector<uint64_t>& refused);
