@@ -1,5 +1,5 @@
 // Events the kernel side could not deliver, by kind: the kinds of the BPF loss map (one table,
-// DC_LOSS_KIND_TABLE in bpf/events.h) and the program runs the kernel skipped.
+// DC_LOSS_KIND_TABLE in bpf/loss_kinds.h) and the program runs the kernel skipped.
 #pragma once
 
 #include <array>

@@ -1,0 +1,28 @@
+/* The kinds of loss the BPF programs count, shared between them and user space (included by
+ * events.h). */
+#ifndef DATACRUMBS_LOSS_KINDS_H
+#define DATACRUMBS_LOSS_KINDS_H
+
+/* Which counter of the loss map an event was lost from. The one list of loss kinds: the enum
+ * below and the names user space reports ("lost_<name>", src/core/loss_counts.h) come from it.
+ * The third column says whether the kind is summed into "events lost" (not_held counts processes
+ * whose first calls may have been missed: no exact number of events, but never none to report)
+ * or counts records that are no event. */
+#define DC_LOSS_KIND_TABLE(X)                                                                           \
+  X(RING_FULL, ring_full, 1)       /* an event's record found the ring full */                          \
+  X(NO_STATE, no_state, 1)         /* per-thread entry state could not be created */                    \
+  X(TOO_DEEP, too_deep, 1)         /* a user-space call nested deeper than DC_NEST_MAX */               \
+  X(PROFILE_FULL, profile_full, 1) /* profile mode: no room for a new counter in the profile map */     \
+  X(NOT_HELD, not_held, 1)         /* a new process could not be held: its first uprobe calls missed */ \
+  X(RECORD_RING_FULL, record_ring_full, 0) /* a record that is no event (a process's start or exit,     \
+                                            * a file's or a call's path) found the ring full: no        \
+                                            * event is missing, a name or a process fact is */
+
+enum dc_loss_kind {
+#define DC_LOSS_ENUM(kind, name, events) DC_LOSS_##kind,
+  DC_LOSS_KIND_TABLE(DC_LOSS_ENUM)
+#undef DC_LOSS_ENUM
+      DC_LOSS_KINDS,
+};
+
+#endif
