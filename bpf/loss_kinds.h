@@ -16,7 +16,9 @@
   X(NOT_HELD, not_held, 1)         /* a new process could not be held: its first uprobe calls missed */ \
   X(RECORD_RING_FULL, record_ring_full, 0) /* a record that is no event (a process's start or exit,     \
                                             * a file's or a call's path) found the ring full: no        \
-                                            * event is missing, a name or a process fact is */
+                                            * event is missing, a name or a process fact is */          \
+  X(GONE_UNSAID, gone_unsaid, 0) /* a process's end could not be told to the holder (its hold ring was  \
+                                  * full): its user-space probe links stay until the run ends */
 
 enum dc_loss_kind {
 #define DC_LOSS_ENUM(kind, name, events) DC_LOSS_##kind,

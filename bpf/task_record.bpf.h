@@ -92,7 +92,8 @@ static __always_inline void dc_hold_gone(__u32 tgid)
   if (!dc_hold_new)
     return;
   struct dc_hold_record r = {.tgid = tgid, .op = DC_HOLD_GONE};
-  bpf_ringbuf_output(&dc_holds, &r, sizeof(r), 0);
+  if (bpf_ringbuf_output(&dc_holds, &r, sizeof(r), 0))
+    dc_count_loss(DC_LOSS_GONE_UNSAID);
 }
 
 static __always_inline struct dc_task_event* dc_task_begin(__u32 op)
