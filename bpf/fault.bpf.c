@@ -300,14 +300,23 @@ static __always_inline struct dc_fault_rss* dc_rss_start(__u64 mm)
   return bpf_map_lookup_elem(&dc_fault_rss, &mm);
 }
 
+/* The file mapped at `vma` (bpf_find_vma's callback). */
+static long dc_fault_vma_file(struct task_struct* task, struct vm_area_struct* vma, void* ref)
+{
+  struct file* file = dc_plain(vma)->vm_file;
+  if (file)
+    dc_mapping_file(dc_plain(file)->f_mapping, ref);
+  return 0;
+}
+
 /* Every change of a traced process's file RSS moves its baseline; a rise in the thread's open
  * fault is pages that fault mapped (fault-around, a whole large folio, or the faulting page).
- * A fault during which the baseline was first taken, or whose sum could not be read, has no
- * count (DC_FAULT_MAPPED_UNKNOWN). Threads of one process fault on several CPUs at once: the
- * baseline moves only to a sum read wholly after its last move (a sequence number, taken like
- * a seqlock's writer side with compare-and-swap), so each rise is counted once, by whichever
- * thread's event sees it first; a change whose event loses that race four times is left in
- * the baseline for the next event. */
+ * A fault during which the baseline was first taken has no count (DC_FAULT_MAPPED_UNKNOWN).
+ * Threads of one process fault on several CPUs at once: the baseline moves only to a sum read
+ * wholly after its last move (a sequence number, taken like a seqlock's writer side with
+ * compare-and-swap), so each rise is counted once, by whichever thread's event sees it first. A
+ * change whose event loses that race, or cannot read a consistent sum, eight times is left out
+ * of the baseline: the next event's rise includes it. */
 SEC("tp_btf/rss_stat")
 int BPF_PROG(dc_fault_rss_change, struct mm_struct* mm, int member)
 {
@@ -323,17 +332,17 @@ int BPF_PROG(dc_fault_rss_change, struct mm_struct* mm, int member)
   struct percpu_counter* counter = &mm->rss_stat[slot ? MM_SHMEMPAGES : MM_FILEPAGES];
   __s64 now = -1, before = 0;
   __u32 known = 0, moved = 0;
-  for (int attempt = 0; attempt < 4 && !moved; ++attempt) {
+  for (int attempt = 0; attempt < 8 && !moved; ++attempt) {
     __u32 seq = *(volatile __u32*)&seen->seq;
     if (seq & 1)
       continue;
     now = dc_percpu_counter_sum(counter);
-    if (__sync_val_compare_and_swap(&seen->seq, seq, seq + 1) != seq)
+    if (now < 0 || __sync_val_compare_and_swap(&seen->seq, seq, seq + 1) != seq)
       continue;
     before = seen->pages[slot & 1];
-    known = seen->known[slot & 1] && now >= 0;
+    known = seen->known[slot & 1];
     seen->pages[slot & 1] = now;
-    seen->known[slot & 1] = now >= 0;
+    seen->known[slot & 1] = 1;
     __sync_fetch_and_add(&seen->seq, 1);
     moved = 1;
   }
@@ -346,6 +355,14 @@ int BPF_PROG(dc_fault_rss_change, struct mm_struct* mm, int member)
     st->ev.flags |= DC_FAULT_MAPPED_UNKNOWN;
   else if (now > before)
     st->ev.pages_mapped += now - before;
+  /* A fault that maps pages of the page cache may pass no filemap tracepoint (seen with four
+   * threads faulting a cold file at once: whole folios of 256 and 512 pages mapped so, the
+   * fault then taken for anonymous memory and dropped): its file is the mapping's. */
+  if (!st->ev.file.mode) {
+    struct dc_file_ref file = {};
+    if (bpf_find_vma(task, st->ev.address, dc_fault_vma_file, &file, 0) == 0)
+      st->ev.file = file;
+  }
   return 0;
 }
 
