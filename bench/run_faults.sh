@@ -79,8 +79,8 @@ pages=$((64 * 256 * map_rounds))
   echo "other work running the ns/page figures are noisy; the per-program costs are the kernel's own"
   echo "accounting, \`kernel.bpf_stats_enabled\`). \`dc_fault_rss_change\` (tp_btf rss_stat, for"
   echo "whole-folio page counts) runs at every RSS change of every process: an untraced process's"
-  echo "costs two map lookups, a traced one's sums its file counter over every CPU (twice, for a"
-  echo "consistent read), which grows with the CPU count."
+  echo "costs two map lookups, a traced one's sums its file counter over every CPU (the counter's"
+  echo "lock read between its count and its parts, for a consistent read), which grows with the CPU count."
   echo
   echo "| config | ns/page (median of $rounds) | × untraced |"
   echo "|---|---:|---:|"

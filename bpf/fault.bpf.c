@@ -250,36 +250,27 @@ static __always_inline __u64 dc_cpu_offset(__u32 cpu)
   return dc_address_of(on_cpu) - base;
 }
 
-/* Counter `c`'s shared count plus every CPU's part, read once, without the kernel's lock. */
-static __always_inline __s64 dc_percpu_counter_read(struct percpu_counter* c, __u64 parts, int* failed)
-{
-  __s64 sum = BPF_CORE_READ(c, count);
-  for (__u32 cpu = 0; cpu < dc_nr_cpus && cpu < DC_MAX_CPUS; ++cpu) {
-    __u64 offset = dc_cpu_offset(cpu);
-    __s32 part = 0;
-    if (!offset || bpf_probe_read_kernel(&part, sizeof(part), (void*)(parts + offset)))
-      *failed = 1;
-    sum += part;
-  }
-  return sum;
-}
-
 /* The exact value of per-CPU counter `c` (what the kernel's percpu_counter_sum computes under
- * the counter's lock); -1 when it cannot be read. Without the lock, a CPU folding its part into
- * the shared count between our reads of the two would be counted twice or not at all, so the
- * counter is read twice and taken only when both reads agree (a fold runs with interrupts off,
- * in nanoseconds). */
+ * the counter's lock); -1 when it cannot be read. A CPU folds its part into the shared count
+ * under the counter's lock (count first, then its part): a sum read across a fold would count
+ * that part twice or not at all. Such a fold holds the lock from before the count is read to
+ * after the part is, so the lock is read between the two, and a sum read while it is held is
+ * read again. */
 static __always_inline __s64 dc_percpu_counter_sum(struct percpu_counter* c)
 {
   __u64 parts = (__u64)BPF_CORE_READ(c, counters);
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    int failed = 0;
-    __s64 first = dc_percpu_counter_read(c, parts, &failed);
-    __s64 second = dc_percpu_counter_read(c, parts, &failed);
-    if (failed)
-      return -1;
-    if (first == second)
-      return first < 0 ? 0 : first;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    __s64 sum = BPF_CORE_READ(c, count);
+    if (BPF_CORE_READ(c, lock.raw_lock.val.counter) != 0)
+      continue;
+    for (__u32 cpu = 0; cpu < dc_nr_cpus && cpu < DC_MAX_CPUS; ++cpu) {
+      __u64 offset = dc_cpu_offset(cpu);
+      __s32 part = 0;
+      if (!offset || bpf_probe_read_kernel(&part, sizeof(part), (void*)(parts + offset)))
+        return -1;
+      sum += part;
+    }
+    return sum < 0 ? 0 : sum;
   }
   return -1;
 }

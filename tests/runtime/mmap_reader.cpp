@@ -35,6 +35,11 @@ int main(int argc, char** argv)
   auto* p = static_cast<const volatile unsigned char*>(mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0));
   if (p == MAP_FAILED)
     return 4;
+  // Pages stay where the faults put them (locked as they are faulted in, nothing faulted now):
+  // proactive reclaim (this machine's DAMON pages out cold pages) would otherwise unmap some
+  // between their fault-around and their touch, and the touch would map them a second time.
+  if (mlock2(const_cast<const unsigned char*>(p), size, MLOCK_ONFAULT) != 0)
+    return 6;
   long page = sysconf(_SC_PAGESIZE);
   // Each thread counts its own faults across its loop only (RUSAGE_THREAD), so the start of the
   // threads (their stacks) is not counted.
