@@ -27,6 +27,29 @@ size_t level_buffer_size(int level)
 
 }  // namespace
 
+size_t gzip_header_size(std::string_view member)
+{
+  const auto* p = reinterpret_cast<const unsigned char*>(member.data());
+  size_t n = member.size();
+  if (n < 10 || p[0] != 0x1f || p[1] != 0x8b || p[2] != 8)
+    return 0;
+  uint8_t flags = p[3];
+  size_t at = 10;
+  if (flags & 4) {  // FEXTRA
+    if (at + 2 > n)
+      return 0;
+    at += 2 + (p[at] | (p[at + 1] << 8));
+  }
+  for (uint8_t bit : {8, 16})  // FNAME, FCOMMENT: NUL-terminated
+    if (flags & bit) {
+      while (at < n && p[at] != 0) ++at;
+      ++at;
+    }
+  if (flags & 2)  // FHCRC
+    at += 2;
+  return at <= n ? at : 0;
+}
+
 result<member_compressor> member_compressor::create(int level)
 {
   if (level < lowest_level || level > highest_level)

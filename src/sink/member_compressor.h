@@ -14,6 +14,9 @@
 
 namespace dc {
 
+// Bytes of the gzip header at the start of a member (RFC 1952), 0 if it is not one.
+size_t gzip_header_size(std::string_view member);
+
 class member_compressor {
  public:
   static constexpr int lowest_level = 0, highest_level = 3;  // igzip's levels
