@@ -54,7 +54,9 @@ out="$tmp/section.md"
   echo
   echo "Reproduce: \`sudo bash bench/run_collector.sh --write-doc\` (CI-sized: \`--quick\`)."
   echo "Machine: $(nproc) CPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource),"
-  echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end. Recording: \`pread_storm\` of $ops ops, 0 lost;"
+  echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, this session's scheduler autogroup: \`$(cat /proc/self/autogroup 2>/dev/null || echo none)\`"
+  echo "(with autogroups, processes of other sessions share the CPUs with this one group by group, whatever their load)."
+  echo "Recording: \`pread_storm\` of $ops ops, 0 lost;"
   echo "$(median <"$tmp/1.0.yes.events") events, $(median <"$tmp/1.0.yes.text_bytes") bytes of trace text; $rounds round(s), medians."
   echo
   echo "| igzip level | workers | line index | wall s | CPU s | M events/s (wall) | M events/CPU-s | gzip bytes | end s |"
