@@ -7,13 +7,17 @@
 // bench/run_collector.sh records the runs and writes docs/benchmarks.md.
 //
 // usage: collector_bench RECORDING OUT.pfw.gz [--threads N] [--level L] [--rounds R]
-//                        [--no-index | --reread-index]
+//                        [--no-index | --reread-index] [--clock-offset NS]
+// --clock-offset fixes the REALTIME-MONOTONIC offset (else measured, so two replays' ts and
+// ts+dur may differ by 1 us): two builds' traces of one recording can then be compared byte
+// for byte (but for the HH and end lines, which carry the time of the replay).
 // prints one line per round: key=value pairs (events, wall_s, cpu_s, ...).
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +36,7 @@ struct options {
   int level = -1;  // the tool's own
   int rounds = 1;
   enum class index_mode { writer, reread, none } index = index_mode::writer;
+  std::optional<dc::clock_offset> offset;
 };
 
 double cpu_seconds()
@@ -48,7 +53,7 @@ int usage(const char* why)
 {
   std::fprintf(stderr,
                "collector_bench: %s\nusage: collector_bench RECORDING OUT.pfw.gz [--threads N] [--level L] "
-               "[--rounds R] [--no-index | --reread-index]\n",
+               "[--rounds R] [--no-index | --reread-index] [--clock-offset NS]\n",
                why);
   return 2;
 }
@@ -67,7 +72,7 @@ bool replay(const options& o, const std::vector<std::string>& batches)
     file->index_to(o.out + ".zindex");
   dc::pfw_writer writer(std::move(*file), "bench", 1);
   dc::summary_builder summary;
-  dc::decoder dec(dc::measure_clock_offset(), {&writer, &summary});
+  dc::decoder dec(o.offset ? *o.offset : dc::measure_clock_offset(), {&writer, &summary});
   double cpu0 = cpu_seconds();
   auto t0 = clock::now();
   for (const std::string& batch : batches) {
@@ -137,6 +142,12 @@ int main(int argc, char** argv)
     if (a == "--threads" || a == "--level" || a == "--rounds") {
       if (!number(a == "--threads" ? o.threads : a == "--level" ? o.level : o.rounds))
         return usage((a + " needs a number").c_str());
+    } else if (a == "--clock-offset") {
+      char* end = nullptr;
+      long long v = i + 1 < argc ? std::strtoll(argv[++i], &end, 10) : 0;
+      if (!end || *end != '\0')
+        return usage("--clock-offset needs a number of nanoseconds");
+      o.offset = dc::clock_offset{v};
     } else if (a == "--no-index" || a == "--reread-index") {
       o.index = a == "--no-index" ? options::index_mode::none : options::index_mode::reread;
     } else if (a.starts_with("-")) {

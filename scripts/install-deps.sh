@@ -11,6 +11,8 @@ packages=(
   clang-19 libclang-rt-19-dev
   # BPF toolchain and libraries
   libbpf-dev bpftool libelf-dev zlib1g-dev libdeflate-dev
+  # the trace's gzip members are compressed with igzip (Intel ISA-L): 3x libdeflate's speed
+  libisal-dev
   # C++ libraries
   libcli11-dev nlohmann-json3-dev libsimdjson-dev libgtest-dev libbenchmark-dev libyaml-cpp-dev libssl-dev
   # real libraries the user-space layers are tested against

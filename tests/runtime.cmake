@@ -101,7 +101,8 @@ gtest_discover_tests(analyze_runtime_tests PROPERTIES LABELS runtime RUN_SERIAL 
 add_executable(analyze_cli_tests runtime/analyze_cli_test.cpp unit/analyze_test_util.cpp unit/trace_reader.cpp)
 target_include_directories(analyze_cli_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(analyze_cli_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>")
-target_link_libraries(analyze_cli_tests PRIVATE datacrumbs_analyze datacrumbs_sink GTest::gtest_main PkgConfig::ZLIB)
+target_link_libraries(analyze_cli_tests PRIVATE datacrumbs_analyze datacrumbs_sink GTest::gtest_main PkgConfig::ZLIB
+  PkgConfig::LIBDEFLATE)
 add_dependencies(analyze_cli_tests datacrumbs)
 gtest_discover_tests(analyze_cli_tests PROPERTIES LABELS runtime)
 

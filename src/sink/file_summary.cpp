@@ -59,8 +59,13 @@ void add_flow(layer_flow& f, io_dir dir, const trace_event& ev)
 void file_tally::add(const trace_event& ev)
 {
   for_each_moved_file(ev, [&](uint64_t fhash, io_dir dir) {
-    if (fhash != 0)
-      add_flow(by_file_[{ev.pid, fhash}][std::string(ev.category)], dir, ev);
+    if (fhash == 0)
+      return;
+    flows& f = by_file_[{ev.pid, fhash}];
+    auto layer = f.find(ev.category);  // no string made per event
+    if (layer == f.end())
+      layer = f.emplace(std::string(ev.category), layer_flow{}).first;
+    add_flow(layer->second, dir, ev);
   });
 }
 

@@ -1,7 +1,6 @@
 #include "sink/gzip_members.h"
 
 #include <fcntl.h>
-#include <libdeflate.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <thread>
 #include <utility>
 
+#include "sink/member_compressor.h"
 #include "sink/trace_index.h"
 
 namespace dc {
@@ -29,11 +29,10 @@ struct compressed_member {
   std::vector<uint32_t> line_lengths;
 };
 
-result<> compress_member(libdeflate_compressor* c, const std::string& path, const std::string& text,
+result<> compress_member(member_compressor& c, const std::string& path, const std::string& text,
                          compressed_member& into, bool lines)
 {
-  into.bytes.resize(libdeflate_gzip_compress_bound(c, text.size()));
-  size_t n = libdeflate_gzip_compress(c, text.data(), text.size(), into.bytes.data(), into.bytes.size());
+  size_t n = c.compress(text, into.bytes);
   if (n == 0)
     return fail("gzip compression failed for '" + path + "'");
   into.span = {.compressed_size = n, .text_size = text.size()};
@@ -92,10 +91,6 @@ result<> write_member(int fd, const std::string& path, compressed_member& member
   return {};
 }
 
-struct compressor_closer {
-  void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
-};
-
 }  // namespace
 
 // Members handed over wait in `queue` with their number. A worker compresses one on its own,
@@ -122,7 +117,7 @@ struct gzip_member_writer::workers {
   trace_index_builder* index = nullptr;  // the writer's, set before the first member
   std::vector<std::thread> threads;
 
-  void run(std::unique_ptr<libdeflate_compressor, compressor_closer> c)
+  void run(member_compressor c)
   {
     compressed_member member;
     std::unique_lock lock(m);
@@ -133,7 +128,7 @@ struct gzip_member_writer::workers {
       job j = std::move(queue.front());
       queue.pop_front();
       lock.unlock();
-      result<> done = compress_member(c.get(), path, j.text, member, index != nullptr);
+      result<> done = compress_member(c, path, j.text, member, index != nullptr);
       j.text.clear();
       lock.lock();
       changed.wait(lock, [&] { return next_write == j.number; });
@@ -185,12 +180,12 @@ result<gzip_member_writer> gzip_member_writer::create(const std::string& path, i
     ::close(fd);
     return fail("cannot create '" + path + "': " + refused);
   }
-  libdeflate_compressor* c = libdeflate_alloc_compressor(level);
+  auto c = member_compressor::create(level);
   if (!c) {
     ::close(fd);
-    return fail("cannot allocate a gzip compressor");
+    return std::unexpected(c.error());
   }
-  gzip_member_writer w(fd, path, c);
+  gzip_member_writer w(fd, path, std::make_unique<member_compressor>(std::move(*c)));
   if (workers > 0) {
     w.workers_ = std::make_unique<gzip_member_writer::workers>();
     auto* pool = w.workers_.get();
@@ -198,24 +193,23 @@ result<gzip_member_writer> gzip_member_writer::create(const std::string& path, i
     pool->path = path;
     pool->most_held = 2 * static_cast<size_t>(workers);
     for (int i = 0; i < workers; ++i) {
-      std::unique_ptr<libdeflate_compressor, compressor_closer> own(libdeflate_alloc_compressor(level));
-      if (!own)
-        return fail("cannot allocate a gzip compressor");
-      pool->threads.emplace_back([pool, own = std::move(own)]() mutable { pool->run(std::move(own)); });
+      auto made = member_compressor::create(level);  // the level was accepted above
+      pool->threads.emplace_back([pool, c = std::move(*made)]() mutable { pool->run(std::move(c)); });
     }
   }
   return w;
 }
 
-gzip_member_writer::gzip_member_writer(int fd, std::string path, libdeflate_compressor* compressor)
-    : fd_(fd), path_(std::move(path)), compressor_(compressor)
+gzip_member_writer::gzip_member_writer(int fd, std::string path,
+                                       std::unique_ptr<member_compressor> compressor)
+    : fd_(fd), path_(std::move(path)), compressor_(std::move(compressor))
 {
 }
 
 gzip_member_writer::gzip_member_writer(gzip_member_writer&& o) noexcept
     : fd_(std::exchange(o.fd_, -1)),
       path_(std::move(o.path_)),
-      compressor_(std::exchange(o.compressor_, nullptr)),
+      compressor_(std::move(o.compressor_)),
       pending_(std::move(o.pending_)),
       compressed_(std::move(o.compressed_)),
       members_(o.members_),
@@ -251,8 +245,6 @@ gzip_member_writer::~gzip_member_writer()
   index_.reset();  // unfinished: its temporary file removed
   if (fd_ >= 0)
     ::close(fd_);
-  if (compressor_)
-    libdeflate_free_compressor(compressor_);
 }
 
 void gzip_member_writer::stop_workers()
@@ -335,7 +327,7 @@ result<> gzip_member_writer::flush_member(member_tally tally)
     return fail("trace file '" + path_ + "' is already closed");
   if (!workers_) {
     compressed_member member{.bytes = std::move(compressed_), .span = {}, .line_lengths = {}};
-    auto done = compress_member(compressor_, path_, pending_, member, index_ != nullptr);
+    auto done = compress_member(*compressor_, path_, pending_, member, index_ != nullptr);
     if (done)
       done = write_member(fd_, path_, member, spans_, index_.get());
     compressed_ = std::move(member.bytes);

@@ -12,19 +12,29 @@ namespace dc {
 
 namespace {
 
-void add_to(io_totals& t, const trace_event& ev)
+op_stats& op_of(io_totals& t, const trace_event& ev)
 {
-  layer_ops& ops = t.ops;
+  auto layer = t.ops.find(ev.category);
+  if (layer == t.ops.end())
+    layer = t.ops.emplace(std::string(ev.category), std::map<std::string, op_stats>{}).first;
+  return layer->second[std::string(ev.name)];
+}
+
+layer_flow& flow_in(io_totals& t, const trace_event& ev)
+{
+  auto flow = t.flows.find(ev.category);
+  if (flow == t.flows.end())
+    flow = t.flows.emplace(std::string(ev.category), layer_flow{}).first;
+  return flow->second;
+}
+
+void add_to(io_totals& t, op_stats& s, layer_flow*& flow, const trace_event& ev)
+{
   for_each_moved_file(ev, [&](uint64_t, io_dir dir) {
-    auto flow = t.flows.find(ev.category);
-    if (flow == t.flows.end())
-      flow = t.flows.emplace(std::string(ev.category), layer_flow{}).first;
-    add_flow(flow->second, dir, ev);
+    if (!flow)
+      flow = &flow_in(t, ev);
+    add_flow(*flow, dir, ev);
   });
-  auto layer = ops.find(ev.category);
-  if (layer == ops.end())
-    layer = ops.emplace(std::string(ev.category), std::map<std::string, op_stats>{}).first;
-  op_stats& s = layer->second[std::string(ev.name)];
   s.count += ev.count;
   s.bytes += ev.bytes;
   s.time_us += ev.dur_us;
@@ -82,10 +92,31 @@ uint32_t percentile(std::vector<uint32_t> values, double p)
   return values[index];
 }
 
+summary_builder::recent_op& summary_builder::recent(const trace_event& ev)
+{
+  constexpr size_t most_recent = 16;
+  for (recent_op& r : recent_)
+    if (r.pid == ev.pid && r.category == ev.category && r.name == ev.name)
+      return r;
+  recent_op& r =
+      recent_.size() < most_recent ? recent_.emplace_back() : recent_[next_replaced_++ % most_recent];
+  io_totals& process = per_process_[ev.pid];
+  r = {.pid = ev.pid,
+       .category = std::string(ev.category),
+       .name = std::string(ev.name),
+       .all = &op_of(totals_, ev),
+       .process = &op_of(process, ev),
+       .process_totals = &process,
+       .all_flow = nullptr,
+       .process_flow = nullptr};
+  return r;
+}
+
 void summary_builder::add(const trace_event& ev)
 {
-  add_to(totals_, ev);
-  add_to(per_process_[ev.pid], ev);
+  recent_op& r = recent(ev);
+  add_to(totals_, *r.all, r.all_flow, ev);
+  add_to(*r.process_totals, *r.process, r.process_flow, ev);
   page_cache_.add_read(ev);
   files_.add(ev);
 }

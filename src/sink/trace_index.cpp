@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/file_owner.h"
+#include "sink/member_compressor.h"
 
 namespace dc {
 
@@ -30,6 +31,10 @@ constexpr int zindex_version = 1;
 constexpr int zindex_application_id = 0x5a494458;  // "ZIDX", as zindex stamps its files
 // Rows per INSERT: one statement step for many rows costs a third less than one per row.
 constexpr size_t rows_per_insert = 64;
+// A line's row is inserted without its number: SQLite gives it the table's last rowid + 1 and
+// appends it without looking up where it goes (a lookup per row was a third of the index's
+// instructions on a syscall storm). Members come in order from line 1, so that is its number.
+constexpr const char* line_row_sql = "INSERT INTO LineOffsets(offset, length) VALUES(?, ?)";
 // Members waiting for their rows before add_member waits: a run's members hold ~4 MiB of text,
 // ~16 k lines, 64 KiB of line lengths, so at most ~32 MiB are held for a backlog of ~2 GiB of
 // trace text (a storm that leaves the index thread no CPU).
@@ -87,28 +92,6 @@ result<> insert(sqlite3* db, sqlite3_stmt* s, std::initializer_list<int64_t> val
   return {};
 }
 
-// Bytes of the gzip header at the start of a member (RFC 1952), 0 if it is not one.
-size_t gzip_header_size(const unsigned char* p, size_t n)
-{
-  if (n < 10 || p[0] != 0x1f || p[1] != 0x8b || p[2] != 8)
-    return 0;
-  uint8_t flags = p[3];
-  size_t at = 10;
-  if (flags & 4) {  // FEXTRA
-    if (at + 2 > n)
-      return 0;
-    at += 2 + (p[at] | (p[at + 1] << 8));
-  }
-  for (uint8_t bit : {8, 16})  // FNAME, FCOMMENT: NUL-terminated
-    if (flags & bit) {
-      while (at < n && p[at] != 0) ++at;
-      ++at;
-    }
-  if (flags & 2)  // FHCRC
-    at += 2;
-  return at <= n ? at : 0;
-}
-
 result<> read_at(int fd, uint64_t offset, std::string& out, size_t size)
 {
   out.resize(size);
@@ -139,8 +122,8 @@ std::string window_of_zeros()
 
 std::string many_rows_sql()
 {
-  std::string sql = "INSERT INTO LineOffsets VALUES(?, ?, ?)";
-  for (size_t i = 1; i < rows_per_insert; ++i) sql += ", (?, ?, ?)";
+  std::string sql = line_row_sql;
+  for (size_t i = 1; i < rows_per_insert; ++i) sql += ", (?, ?)";
   return sql;
 }
 
@@ -159,6 +142,7 @@ struct trace_index_builder::state {
   std::unique_ptr<sqlite3, db_closer> db;
   statement access, line, lines;
   std::string window;
+  uint64_t next_line = 1;  // of the next member's rows
   bool done = false;
 
   std::mutex m;
@@ -179,22 +163,25 @@ struct trace_index_builder::state {
             window);
         !point)
       return point;
-    int64_t number = static_cast<int64_t>(m.first_line), offset = static_cast<int64_t>(m.text_offset);
+    if (m.first_line != next_line)
+      return fail("trace index: the member at byte " + std::to_string(m.offset) + " begins at line " +
+                  std::to_string(m.first_line) + ", not " + std::to_string(next_line));
+    next_line += m.line_count;
+    int64_t offset = static_cast<int64_t>(m.text_offset);
     size_t i = 0, n = j.line_lengths.size();
     for (; i + rows_per_insert <= n; i += rows_per_insert) {
       sqlite3_reset(lines.get());
       for (size_t k = 0; k < rows_per_insert; ++k) {
-        int at = static_cast<int>(3 * k);
-        sqlite3_bind_int64(lines.get(), at + 1, number++);
-        sqlite3_bind_int64(lines.get(), at + 2, offset);
-        sqlite3_bind_int64(lines.get(), at + 3, j.line_lengths[i + k]);
+        int at = static_cast<int>(2 * k);
+        sqlite3_bind_int64(lines.get(), at + 1, offset);
+        sqlite3_bind_int64(lines.get(), at + 2, j.line_lengths[i + k]);
         offset += j.line_lengths[i + k];
       }
       if (sqlite3_step(lines.get()) != SQLITE_DONE)
         return fail(std::string("trace index: ") + sqlite3_errmsg(db.get()));
     }
     for (; i < n; offset += j.line_lengths[i++])
-      if (auto row = insert(db.get(), line.get(), {number++, offset, j.line_lengths[i]}); !row)
+      if (auto row = insert(db.get(), line.get(), {offset, j.line_lengths[i]}); !row)
         return row;
     return {};
   }
@@ -283,7 +270,7 @@ result<std::unique_ptr<trace_index_builder>> trace_index_builder::create(const s
       !made)
     return std::unexpected(made.error());
   auto access = prepare(st.db.get(), "INSERT INTO AccessPoints VALUES(?, ?, ?, ?, ?)");
-  auto line = prepare(st.db.get(), "INSERT INTO LineOffsets VALUES(?, ?, ?)");
+  auto line = prepare(st.db.get(), line_row_sql);
   auto lines = prepare(st.db.get(), many_rows_sql().c_str());
   if (!access || !line || !lines)
     return std::unexpected(!access ? access.error() : !line ? line.error() : lines.error());
@@ -301,8 +288,7 @@ result<std::unique_ptr<trace_index_builder>> trace_index_builder::create(const s
 void trace_index_builder::add_member(const gzip_member_span& member, std::span<const char> compressed,
                                      std::vector<uint32_t> line_lengths)
 {
-  size_t header =
-      gzip_header_size(reinterpret_cast<const unsigned char*>(compressed.data()), compressed.size());
+  size_t header = gzip_header_size(std::string_view(compressed.data(), compressed.size()));
   std::unique_lock lock(s_->m);
   if (!s_->trouble)
     return;

@@ -18,7 +18,8 @@ struct temp_dir {
   std::string file(const std::string& name) const { return path + "/" + name; }
 };
 
-// Writes `members` as consecutive gzip members (level 0 stores the text uncompressed).
+// Writes `members` as consecutive gzip members with libdeflate at `level` (0 stores the text
+// uncompressed).
 void write_members(const std::string& path, const std::vector<std::string>& members, int level = 4);
 void write_text(const std::string& path, const std::string& text);
 

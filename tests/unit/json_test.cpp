@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <charconv>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "core/json.h"
 
@@ -49,6 +52,44 @@ TEST(JsonFields, AppendsNumbersExactly)
   EXPECT_EQ(out, "{\"a\":18446744073709551615,\"b\":-9223372036854775808,\"c\":\"x\"}");
   auto j = nlohmann::json::parse(out);
   EXPECT_EQ(j["a"].get<uint64_t>(), 18446744073709551615ull);
+}
+
+// put_int against std::to_chars (the standard's exact decimal) at every digit count's edges,
+// both ends of each type and a spread of values between.
+template <class Int>
+void expect_as_to_chars(Int v)
+{
+  char ours[json_int_bound], theirs[json_int_bound];
+  char* end = put_int(ours, v);
+  auto [their_end, ec] = std::to_chars(theirs, theirs + sizeof(theirs), v);
+  ASSERT_EQ(std::string_view(ours, static_cast<size_t>(end - ours)),
+            std::string_view(theirs, static_cast<size_t>(their_end - theirs)));
+}
+
+TEST(JsonFields, PutIntWritesWhatToCharsWrites)
+{
+  uint64_t power = 1;
+  for (int digits = 1; digits <= 20; ++digits, power *= 10)
+    for (uint64_t v : {power - 1, power, power + 1, 2 * power - 1, 9 * power + power - 1}) {
+      expect_as_to_chars(v);
+      expect_as_to_chars(static_cast<int64_t>(v));
+      expect_as_to_chars(-static_cast<int64_t>(v / 2));
+      expect_as_to_chars(static_cast<uint32_t>(v));
+      expect_as_to_chars(static_cast<int32_t>(v));
+    }
+  expect_as_to_chars(std::numeric_limits<uint64_t>::max());
+  expect_as_to_chars(std::numeric_limits<int64_t>::min());
+  expect_as_to_chars(std::numeric_limits<int64_t>::max());
+  expect_as_to_chars(std::numeric_limits<int32_t>::min());
+  expect_as_to_chars(std::numeric_limits<uint8_t>::max());
+  uint64_t x = 88172645463325252ull;  // xorshift: values of every size
+  for (int i = 0; i < 100000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    expect_as_to_chars(x >> (i % 64));
+    expect_as_to_chars(static_cast<int64_t>(x) >> (i % 64));
+  }
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "sink/summary.h"
 #include "unit/test_events.h"
 
@@ -41,6 +44,33 @@ TEST(Summary, AddsCountsBytesAndTimePerLayerAndProcess)
   EXPECT_NE(text.find("events lost: 1"), std::string::npos);
   EXPECT_NE(text.find("events written: 4 (8/s over 0.500 s)"), std::string::npos) << text;
   EXPECT_NE(text.find("t.pfw.gz"), std::string::npos);
+}
+
+// More (process, layer, operation)s than the builder remembers, in turn and as names that do
+// not outlive the call: each lands where it belongs, with the bytes each way of its layer.
+TEST(Summary, ManyOperationsInTurnAreEachCountedWhereTheyBelong)
+{
+  summary_builder s;
+  const std::vector<std::string> layers = {"POSIX", "FS", "STDIO"};
+  for (int round = 1; round <= 5; ++round)
+    for (uint32_t pid = 1; pid <= 3; ++pid)
+      for (int op = 0; op < 8; ++op) {
+        std::string name = op == 0 ? "read" : op == 1 ? "write" : "op" + std::to_string(op);
+        s.add(io_event(name, pid, 10 * pid + static_cast<uint64_t>(op), 1, layers[op % 3]));
+      }
+  for (uint32_t pid = 1; pid <= 3; ++pid)
+    for (int op = 0; op < 8; ++op) {
+      std::string name = op == 0 ? "read" : op == 1 ? "write" : "op" + std::to_string(op);
+      const op_stats& o = s.per_process().at(pid).ops.at(layers[op % 3]).at(name);
+      EXPECT_EQ(o.count, 5u) << pid << name;
+      EXPECT_EQ(o.bytes, 5 * (10 * pid + static_cast<uint64_t>(op))) << pid << name;
+      EXPECT_EQ(s.totals().ops.at(layers[op % 3]).at(name).count, 15u) << name;
+    }
+  EXPECT_EQ(flow_of(s.totals(), "POSIX").read_bytes, 5u * (10 + 20 + 30));
+  EXPECT_EQ(flow_of(s.totals(), "FS").write_bytes, 5u * (11 + 21 + 31));
+  EXPECT_EQ(flow_of(s.per_process().at(2), "FS").write_bytes, 5u * 21);
+  EXPECT_EQ(flow_of(s.totals(), "STDIO").read_bytes, 0u);
+  EXPECT_EQ(s.totals().flows.count("STDIO"), 0u);  // it moved nothing: no flow of its own
 }
 
 TEST(Summary, RecordsThatAreNoEventAreNotEventsLost)
