@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analyze/record_values.h"
+#include "core/map_entry.h"
 
 namespace dc::analyze {
 
@@ -10,17 +11,10 @@ std::pair<op_totals*, layer_times*> layers_section::find_or_add(std::string_view
 {
   if (auto* hit = index.find({cat, name}))
     return *hit;
-  auto layer = ops.find(cat);
-  if (layer == ops.end())
-    layer = ops.emplace(std::string(cat), std::map<std::string, op_totals, std::less<>>{}).first;
-  auto op = layer->second.find(name);
-  if (op == layer->second.end())
-    op = layer->second.emplace(std::string(name), op_totals{}).first;
-  auto lt = layers.find(cat);
-  if (lt == layers.end())
-    lt = layers.emplace(std::string(cat), layer_times{}).first;
-  std::pair<op_totals*, layer_times*> found{&op->second, &lt->second};
-  return index.add({layer->first, op->first}, found);
+  auto& layer = map_entry(ops, cat);
+  auto& op = map_entry(layer.second, name);
+  std::pair<op_totals*, layer_times*> found{&op.second, &map_entry(layers, cat).second};
+  return index.add({layer.first, op.first}, found);
 }
 
 void layers_section::add(const record& r, const call_facts& c)

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/category.h"
+#include "core/map_entry.h"
 #include "sink/summary.h"
 
 namespace dc {
@@ -61,11 +62,7 @@ void file_tally::add(const trace_event& ev)
   for_each_moved_file(ev, [&](uint64_t fhash, io_dir dir) {
     if (fhash == 0)
       return;
-    flows& f = by_file_[{ev.pid, fhash}];
-    auto layer = f.find(ev.category);  // no string made per event
-    if (layer == f.end())
-      layer = f.emplace(std::string(ev.category), layer_flow{}).first;
-    add_flow(layer->second, dir, ev);
+    add_flow(map_entry(by_file_[{ev.pid, fhash}], ev.category).second, dir, ev);
   });
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/category.h"
+#include "core/map_entry.h"
 #include "sink/page_cache_summary.h"
 
 namespace dc {
@@ -74,14 +75,8 @@ void live_view::add(const trace_event& ev, const trace_names&)
     add_file(ev.fhash, ev.dir, ev, app);
   if (ev.fhash2 && ev.dir2 != io_dir::none)
     add_file(ev.fhash2, ev.dir2, ev, app);
-  auto layer = layers_.find(ev.category);
-  if (layer == layers_.end())
-    layer = layers_.emplace(std::string(ev.category), tally{}).first;
-  add_to(layer->second, ev, true);
-  auto total = totals_.find(ev.category);
-  if (total == totals_.end())
-    total = totals_.emplace(std::string(ev.category), tally{}).first;
-  add_to(total->second, ev, true);
+  add_to(map_entry(layers_, ev.category).second, ev, true);
+  add_to(map_entry(totals_, ev.category).second, ev, true);
   // The same pages the summary's page-cache section counts as read.
   if (ev.fhash && ev.dir == io_dir::read && ev.category == category::posix)
     pages_read_ += pages_touched(ev);

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "core/category.h"
+#include "core/map_entry.h"
 
 namespace dc {
 
@@ -14,25 +15,14 @@ namespace {
 
 op_stats& op_of(io_totals& t, const trace_event& ev)
 {
-  auto layer = t.ops.find(ev.category);
-  if (layer == t.ops.end())
-    layer = t.ops.emplace(std::string(ev.category), std::map<std::string, op_stats>{}).first;
-  return layer->second[std::string(ev.name)];
-}
-
-layer_flow& flow_in(io_totals& t, const trace_event& ev)
-{
-  auto flow = t.flows.find(ev.category);
-  if (flow == t.flows.end())
-    flow = t.flows.emplace(std::string(ev.category), layer_flow{}).first;
-  return flow->second;
+  return map_entry(t.ops, ev.category).second[std::string(ev.name)];
 }
 
 void add_to(io_totals& t, op_stats& s, layer_flow*& flow, const trace_event& ev)
 {
   for_each_moved_file(ev, [&](uint64_t, io_dir dir) {
     if (!flow)
-      flow = &flow_in(t, ev);
+      flow = &map_entry(t.flows, ev.category).second;
     add_flow(*flow, dir, ev);
   });
   s.count += ev.count;
