@@ -12,8 +12,8 @@
  * the classic tracepoint: the classic one sums the counter over every CPU under its lock for
  * every process of the machine before any filter runs, and removing its perf-event link at the
  * end of a run waits ~80 ms for the kernel's grace periods. Here only a traced process's file
- * and shmem counters are summed, per CPU through the kernel's own per-CPU offsets
- * (this_cpu_off). */
+ * and shmem counters are summed, over the CPUs, with the per-CPU offsets learnt from a per-CPU
+ * map of this object's (dc_cpu_offset). */
 #include "common.bpf.h"
 
 #define DC_USER_TOP 0x00007fffffffffffULL /* x86-64: highest user-space address */
@@ -235,10 +235,17 @@ static __always_inline __u64 dc_address_of(const void* pointer)
   return address;
 }
 
+/* Each CPU's offset, once learnt (0: not yet): it never changes while the kernel runs. */
+__u64 dc_fault_cpu_offsets[DC_MAX_CPUS] = {};
+
 /* CPU `cpu`'s offset into the per-CPU area (the kernel's __per_cpu_offset[cpu]): the map's
  * value on that CPU minus the value's per-CPU pointer; 0 when it cannot be found. */
 static __always_inline __u64 dc_cpu_offset(__u32 cpu)
 {
+  if (cpu >= DC_MAX_CPUS)
+    return 0;
+  if (dc_fault_cpu_offsets[cpu])
+    return dc_fault_cpu_offsets[cpu];
   __u32 zero = 0;
   void* on_cpu = bpf_map_lookup_percpu_elem(&dc_fault_cpu_probe, &zero, cpu);
   __u64 array = dc_address_of(&dc_fault_cpu_probe), base = 0;
@@ -247,20 +254,20 @@ static __always_inline __u64 dc_cpu_offset(__u32 cpu)
                             (void*)(array + bpf_core_field_offset(struct bpf_array, pptrs))) ||
       !base)
     return 0;
-  return dc_address_of(on_cpu) - base;
+  return dc_fault_cpu_offsets[cpu] = dc_address_of(on_cpu) - base;
 }
 
 /* The exact value of per-CPU counter `c` (what the kernel's percpu_counter_sum computes under
  * the counter's lock); -1 when it cannot be read. A CPU folds its part into the shared count
  * under the counter's lock (count first, then its part): a sum read across a fold would count
- * that part twice or not at all. Such a fold holds the lock from before the count is read to
- * after the part is, so the lock is read between the two, and a sum read while it is held is
- * read again. */
+ * that part twice or not at all. The sum is read again when a fold may have been under way:
+ * the lock held after the count was read (a fold that had moved the count, not yet its part),
+ * or the count changed by the time the parts were read (a fold made meanwhile). */
 static __always_inline __s64 dc_percpu_counter_sum(struct percpu_counter* c)
 {
   __u64 parts = (__u64)BPF_CORE_READ(c, counters);
   for (int attempt = 0; attempt < 8; ++attempt) {
-    __s64 sum = BPF_CORE_READ(c, count);
+    __s64 count = BPF_CORE_READ(c, count), sum = count;
     if (BPF_CORE_READ(c, lock.raw_lock.val.counter) != 0)
       continue;
     for (__u32 cpu = 0; cpu < dc_nr_cpus && cpu < DC_MAX_CPUS; ++cpu) {
@@ -270,6 +277,8 @@ static __always_inline __s64 dc_percpu_counter_sum(struct percpu_counter* c)
         return -1;
       sum += part;
     }
+    if (BPF_CORE_READ(c, count) != count)
+      continue;
     return sum < 0 ? 0 : sum;
   }
   return -1;
