@@ -106,6 +106,11 @@ int main(int argc, char** argv)
       "--live", run.live,
       "show a live view every second on stdout (top processes, files, layers; plain text when not a "
       "terminal)");
+  run_cmd
+      ->add_option("--process-detail", run.process_detail,
+                   "exited processes whose detail the summary keeps, those that moved the most bytes; the "
+                   "others are totalled by command (default 1000)")
+      ->transform(dc::cli::whole_number(0, 1'000'000'000));
   run_cmd->add_option("command", run.command, "the command to trace, after --")->required();
   run_cmd->prefix_command(false);
 

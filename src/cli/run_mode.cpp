@@ -172,8 +172,9 @@ result<int> run_traced(const run_options& options)
   result<> attached;
   std::optional<std::jthread> attaching(
       std::in_place, [&] { attached = (*probes)->attach_process(static_cast<uint32_t>(child->pid)); });
-  auto pipeline = trace_pipeline::start(**probes, std::move(*trace_file), static_cast<uint32_t>(child->pid),
-                                        rules, std::move(snapshots), std::move(*views));
+  auto pipeline =
+      trace_pipeline::start(**probes, std::move(*trace_file), static_cast<uint32_t>(child->pid), rules,
+                            std::move(snapshots), std::move(*views), options.process_detail);
   attaching.reset();  // joined
   if (!pipeline)
     return abandon(pipeline.error());

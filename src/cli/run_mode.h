@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "collect/decoder.h"
 #include "core/result.h"
 
 namespace dc {
@@ -25,6 +26,7 @@ struct run_options {
   std::vector<std::string> print_filter;   // --print only these layers; empty: all
   std::string print_file;                  // --print to this file; empty: stdout
   bool live = false;                       // the live view on stdout (sink/live_view.h)
+  uint64_t process_detail = default_process_detail;  // exited processes the summary keeps in detail
 };
 
 // Returns the exit code the tool should exit with: the command's, as a shell reports it.

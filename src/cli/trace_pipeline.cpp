@@ -69,10 +69,12 @@ trace_pipeline::~trace_pipeline() = default;
 result<std::unique_ptr<trace_pipeline>> trace_pipeline::start(session& probes, gzip_member_writer trace_file,
                                                               uint32_t root_pid,
                                                               std::vector<system_rule> rules,
-                                                              snapshot_plan snapshots, live_views views)
+                                                              snapshot_plan snapshots, live_views views,
+                                                              size_t process_detail)
 {
   std::unique_ptr<trace_pipeline> p(
       new trace_pipeline(probes, std::move(trace_file), root_pid, std::move(rules)));
+  p->dec_.keep_process_detail(process_detail);
   if (views.print) {
     p->printer_ = std::make_unique<event_printer>(
         std::move(views.print), std::move(views.print_layers),

@@ -36,10 +36,12 @@ struct live_views {
 class trace_pipeline {
  public:
   // root_pid names the trace's host line; `rules` label storage systems; `snapshots` are taken
-  // before the collector starts and (directories) after it stopped.
+  // before the collector starts and (directories) after it stopped; the summary keeps the detail
+  // of `process_detail` exited processes (decoder::keep_process_detail).
   static result<std::unique_ptr<trace_pipeline>> start(session& probes, gzip_member_writer trace_file,
                                                        uint32_t root_pid, std::vector<system_rule> rules,
-                                                       snapshot_plan snapshots = {}, live_views views = {});
+                                                       snapshot_plan snapshots = {}, live_views views = {},
+                                                       size_t process_detail = default_process_detail);
   ~trace_pipeline();
 
   decoder& dec() { return dec_; }

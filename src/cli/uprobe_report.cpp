@@ -7,9 +7,9 @@ namespace dc {
 namespace {
 
 // Whether process pid made a call of the entry (its layer in the summary is the entry's name).
-bool called(const summary_builder& summary, uint32_t pid, const std::string& category)
+bool called(const summary_builder& summary, process_key process, const std::string& category)
 {
-  auto p = summary.per_process().find(pid);
+  auto p = summary.per_process().find(process);
   if (p == summary.per_process().end())
     return false;
   auto layer = p->second.ops.find(category);
@@ -38,9 +38,10 @@ nlohmann::json uprobe_entries_json(const std::vector<uprobe_entry>& entries,
       found_pids.insert(found_pids.end(), p.pids.begin(), p.pids.end());
     }
     nlohmann::json nothing = nlohmann::json::array();
-    for (const auto& [pid, info] : processes)
-      if (std::ranges::find(found_pids, pid) == found_pids.end() && !called(summary, pid, e.category))
-        nothing.push_back({{"pid", pid}, {"comm", info.comm}});
+    for (const auto& [key, info] : processes)
+      if (!info.folded && std::ranges::find(found_pids, info.pid) == found_pids.end() &&
+          !called(summary, key, e.category))
+        nothing.push_back({{"pid", info.pid}, {"comm", info.comm}});
     all.push_back({{"name", e.category}, {"found_in", std::move(found)}, {"nothing_in", std::move(nothing)}});
   }
   return all;

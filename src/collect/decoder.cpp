@@ -173,6 +173,7 @@ trace_event decoder::begin_event(std::string_view name, std::string_view categor
   ev.name = name;
   ev.category = category;
   ev.pid = hdr.tgid;
+  ev.process = process_of(hdr.tgid);
   ev.tid = hdr.tid;
   us_span span = to_span(hdr.ts_ns, dur_ns, state_.clock);
   ev.ts_us = span.ts_us;

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -34,11 +36,23 @@ struct event_sinks {
   summary_builder* summary = nullptr;
 };
 
+// How many exited processes a run's summary keeps in detail unless told (decoder::keep_process_detail).
+constexpr size_t default_process_detail = 1000;
+
+// The latest process of the run with a pid (its key) and how many before it had that pid.
+struct process_instance {
+  process_key key = 0;
+  uint32_t generation = 0;
+};
+
 struct decode_state {
   clock_offset clock;
   name_table names;
   file_table files;
   process_table processes;
+  // pid -> its latest process, where that key is not the pid itself: the pid was reused during
+  // the run, or its process was folded.
+  std::unordered_map<uint32_t, process_instance> instances;
   // Path arguments (by slot) waiting for the next syscall event of a thread.
   std::unordered_map<uint32_t, std::array<uint64_t, 2>> call_paths;
   // The probed user-space functions, by probe index: a deque, whose elements stay where they
@@ -65,6 +79,19 @@ class decoder {
   // Another view fed every event (before the collector starts).
   void add_view(event_sink* view) { views_.push_back(view); }
 
+  // The key events of pid `tgid` are counted under: its latest process's (core/names.h).
+  process_key process_of(uint32_t tgid) const
+  {
+    if (state_.instances.empty())
+      return tgid;
+    auto it = state_.instances.find(tgid);
+    return it == state_.instances.end() ? tgid : it->second.key;
+  }
+  // Keeps the per-process detail (summary, process table) of at most `n` exited processes, those
+  // that moved the most bytes, and folds the others by command, so that a run forking all day
+  // keeps a bounded amount.
+  void keep_process_detail(size_t n) { detail_limit_ = n; }
+
   decode_state& state() { return state_; }
   const decode_state& state() const { return state_; }
   // One process's in-kernel page-cache counts for one file (read at the end of a run), to the summary.
@@ -85,6 +112,11 @@ class decoder {
   void decode_syscall(const dc_syscall_event& ev);
   void decode_path(const dc_path_record& rec, size_t size);
   void decode_task(const dc_task_event& ev);
+  // collect/process_instances.cpp: the process a task record of `pid` is about; a new one when
+  // an earlier process of the run had the pid (`new_process`: a fork, which always starts one).
+  process_info& process_for(uint32_t pid, bool new_process);
+  void process_exited(process_key key);
+  void fold_process(process_key key);
   void decode_block(const dc_block_event& ev);
   void decode_net(const dc_net_event& ev);
   void decode_fault(const dc_fault_event& ev);
@@ -105,6 +137,9 @@ class decoder {
   event_sinks sinks_;
   std::vector<event_sink*> views_;  // --print, the live view (sink/event_sink.h)
   uint64_t malformed_ = 0;
+  size_t detail_limit_ = default_process_detail;
+  std::set<std::pair<uint64_t, process_key>> exited_detail_;  // (bytes moved, key), kept in detail
+  std::map<std::string, process_key, std::less<>> fold_of_command_;
 };
 
 // A kernel layer's operation: its name and which way its bytes move. One table per layer (in its

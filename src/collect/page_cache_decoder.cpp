@@ -19,7 +19,7 @@ void decoder::decode_page_cache(const dc_pagecache_key& key, const dc_pagecache_
   uint64_t fhash = file_hash(dc_file_ref{key.ino, key.dev, S_IFREG}, key.tgid, -1);
   page_cache_counts counts{
       .added = c.added, .dirtied = c.dirtied, .written_back = c.written_back, .evicted = c.evicted};
-  sinks_.summary->page_cache().add_kernel_counts(key.tgid, fhash, counts);
+  sinks_.summary->page_cache().add_kernel_counts(process_of(key.tgid), fhash, counts);
 }
 
 void decoder::write_page_cache_counters(uint64_t now_us)
@@ -27,10 +27,14 @@ void decoder::write_page_cache_counters(uint64_t now_us)
   if (!sinks_.trace || !sinks_.summary)
     return;
   for (const auto& [key, c] : sinks_.summary->page_cache().by_file()) {
+    // Processes folded by command have no pid to write them under: the summary has them.
+    if (key.first & folded_key_bit)
+      continue;
     trace_event ev;
     ev.name = "page_cache";
     ev.category = category::pagecache;
-    ev.pid = ev.tid = key.first;
+    ev.pid = ev.tid = pid_of(key.first);
+    ev.process = key.first;
     ev.ts_us = now_us;
     ev.fhash = key.second;
     ev.add_arg("hits", static_cast<int64_t>(c.hits()));

@@ -57,6 +57,7 @@ void decoder::decode_profile(const dc_profile_key& key, const dc_profile_counts&
   }
   ev.counter = true;
   ev.pid = ev.tid = key.tgid;
+  ev.process = process_of(key.tgid);
   ev.ts_us = to_epoch_us(key.epoch * interval_ns, state_.clock);  // the interval's start
   ev.count = counts.count;
   ev.dur_us = counts.time_ns / 1000;

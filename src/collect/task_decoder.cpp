@@ -34,8 +34,7 @@ std::string command_of(const dc_task_event& ev)
 void decoder::decode_task(const dc_task_event& ev)
 {
   uint32_t pid = ev.hdr.tgid;
-  process_info& p = state_.processes[pid];
-  p.pid = pid;
+  process_info& p = process_for(pid, ev.op == DC_TASK_FORK);
   switch (ev.op) {
     case DC_TASK_EXEC:
       if (p.parent == 0)
@@ -57,7 +56,7 @@ void decoder::decode_task(const dc_task_event& ev)
       break;
     case DC_TASK_FORK: {
       p.parent = ev.ppid;
-      auto parent = state_.processes.find(ev.ppid);
+      auto parent = state_.processes.find(process_of(ev.ppid));
       if (parent != state_.processes.end()) {
         p.command = parent->second.command;
         p.rank = parent->second.rank;  // a fork shares its parent's environment
@@ -72,6 +71,7 @@ void decoder::decode_task(const dc_task_event& ev)
       p.exit_status = static_cast<int>(ev.exit_code);
       if (sinks_.trace)
         for (const auto& [tid, info] : p.threads) sinks_.trace->forget_thread(tid);
+      process_exited(process_of(pid));
       break;
     default: ++malformed_;
   }

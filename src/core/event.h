@@ -29,6 +29,7 @@ struct trace_event {
   std::string_view name;      // the operation: "pread64", "write", ...
   std::string_view category;  // the layer (core/category.h), or a uprobe config entry's name
   uint32_t pid = 0;           // TGID
+  uint64_t process = 0;       // which process with that pid (core/names.h process_key); 0: pid's
   uint32_t tid = 0;           // TID
   uint64_t ts_us = 0;         // epoch microseconds
   uint64_t dur_us = 0;
@@ -55,6 +56,9 @@ struct trace_event {
   uint8_t arg_count = 0;
   std::array<std::pair<std::string_view, std::string>, 4> texts{};  // string args (addresses, ...)
   uint8_t text_count = 0;
+
+  // The process's key in the run's tables: `process`, or the pid where no decoder set one.
+  uint64_t instance() const { return process ? process : pid; }
 
   void add_text(std::string_view key, std::string value)
   {

@@ -61,16 +61,46 @@ struct thread_info {
 };
 
 struct process_info {
-  uint32_t pid = 0;
+  uint32_t pid = 0;  // 0 for processes folded together (`folded`)
   uint32_t parent = 0;
   std::string command;  // the command line, arguments separated by spaces
   std::string comm;
   int exit_status = -1;  // wait(2) status, -1 while unknown
   std::map<uint32_t, thread_info> threads;
   int rank = -1, size = -1;  // MPI rank and job size from the launcher's environment (-1: none)
+  // Not one process but this many exited ones of one command, folded together to bound what a
+  // long run keeps (collect/process_instances.cpp); 0 for a process.
+  uint64_t folded = 0;
+  uint64_t folded_threads = 0;  // the threads those processes had
 };
 
-using process_table = std::map<uint32_t, process_info>;
+// A process as the run saw it: its pid, plus which of the run's processes with that pid it is
+// (pids are reused when they wrap), or a fold of exited processes. The key of a run's first
+// process with a pid is the pid itself.
+using process_key = uint64_t;
+constexpr process_key folded_key_bit = 1ULL << 63;
+constexpr process_key instance_key(uint32_t pid, uint32_t generation)
+{
+  return pid | static_cast<uint64_t>(generation) << 32;
+}
+constexpr uint32_t pid_of(process_key key)
+{
+  return key & folded_key_bit ? 0 : static_cast<uint32_t>(key);
+}
+constexpr uint32_t generation_of(process_key key)
+{
+  return static_cast<uint32_t>(key >> 32) & 0x7fffffffU;
+}
+// "1234" for a pid's first process in the run, "1234.2" for the second one to have that pid.
+inline std::string process_label(process_key key)
+{
+  std::string s = std::to_string(pid_of(key));
+  if (uint32_t g = generation_of(key); g > 0)
+    s += "." + std::to_string(g + 1);
+  return s;
+}
+
+using process_table = std::map<process_key, process_info>;
 
 // What a sink needs to name an event's file and process (the decoder's tables, read-only).
 struct trace_names {

@@ -57,7 +57,7 @@ void append_event_line(std::string& out, const trace_event& ev, const trace_name
 {
   append_time(out, ev.ts_us);
   std::string_view comm = "-";
-  if (auto p = names.processes.find(ev.pid); p != names.processes.end()) {
+  if (auto p = names.processes.find(ev.instance()); p != names.processes.end()) {
     auto t = p->second.threads.find(ev.tid);
     comm = t != p->second.threads.end() && !t->second.comm.empty() ? t->second.comm : p->second.comm;
   }
@@ -108,7 +108,7 @@ void event_printer::add(const trace_event& ev, const trace_names& names)
 {
   if (ev.counter || (!layers_.empty() && !layers_.contains(ev.category)))
     return;
-  auto p = names.processes.find(ev.pid);
+  auto p = names.processes.find(ev.instance());
   append_event_line(chunk_, ev, names, system_of(p == names.processes.end() ? nullptr : &p->second));
   ++chunk_lines_;
   if (chunk_.size() >= chunk_bytes)

@@ -18,18 +18,6 @@ std::string path_of(uint64_t fhash, const name_table& names)
   return path ? *path : std::to_string(fhash);
 }
 
-void add_into(std::map<std::string, layer_flow, std::less<>>& into,
-              const std::map<std::string, layer_flow, std::less<>>& from)
-{
-  for (const auto& [layer, f] : from) {
-    layer_flow& t = into[layer];
-    t.read_bytes += f.read_bytes;
-    t.write_bytes += f.write_bytes;
-    t.read_ops += f.read_ops;
-    t.write_ops += f.write_ops;
-  }
-}
-
 nlohmann::json flows_json(const std::map<std::string, layer_flow, std::less<>>& flows)
 {
   nlohmann::json j = nlohmann::json::object();
@@ -49,6 +37,17 @@ nlohmann::json flows_json(const std::map<std::string, layer_flow, std::less<>>& 
 
 }  // namespace
 
+void add_flows(layer_flows& into, const layer_flows& from)
+{
+  for (const auto& [layer, f] : from) {
+    layer_flow& t = map_entry(into, layer).second;
+    t.read_bytes += f.read_bytes;
+    t.write_bytes += f.write_bytes;
+    t.read_ops += f.read_ops;
+    t.write_ops += f.write_ops;
+  }
+}
+
 void add_flow(layer_flow& f, io_dir dir, const trace_event& ev)
 {
   if (dir == io_dir::none)
@@ -62,32 +61,40 @@ void file_tally::add(const trace_event& ev)
   for_each_moved_file(ev, [&](uint64_t fhash, io_dir dir) {
     if (fhash == 0)
       return;
-    add_flow(map_entry(by_file_[{ev.pid, fhash}], ev.category).second, dir, ev);
+    add_flow(map_entry(by_file_[{ev.instance(), fhash}], ev.category).second, dir, ev);
   });
 }
 
 nlohmann::json file_tally::json(const name_table& names) const
 {
   std::map<uint64_t, flows> whole_run;
-  for (const auto& [key, f] : by_file_) add_into(whole_run[key.second], f);
+  for (const auto& [key, f] : by_file_) add_flows(whole_run[key.second], f);
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [fhash, f] : whole_run) j[path_of(fhash, names)] = flows_json(f);
   return j;
 }
 
-nlohmann::json file_tally::process_json(uint32_t pid, const name_table& names) const
+nlohmann::json file_tally::process_json(process_key process, const name_table& names) const
 {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [key, f] : by_file_)
-    if (key.first == pid)
-      j[path_of(key.second, names)] = flows_json(f);
+  for (auto it = by_file_.lower_bound({process, 0}); it != by_file_.end() && it->first.first == process; ++it)
+    j[path_of(it->first.second, names)] = flows_json(it->second);
   return j;
+}
+
+void file_tally::fold(process_key from, process_key into)
+{
+  auto it = by_file_.lower_bound({from, 0});
+  while (it != by_file_.end() && it->first.first == from) {
+    add_flows(by_file_[{into, it->first.second}], it->second);
+    it = by_file_.erase(it);
+  }
 }
 
 std::string file_tally::top_text(const name_table& names, size_t n) const
 {
   std::map<uint64_t, flows> whole_run;
-  for (const auto& [key, f] : by_file_) add_into(whole_run[key.second], f);
+  for (const auto& [key, f] : by_file_) add_flows(whole_run[key.second], f);
   auto total = [](const flows& f) {
     uint64_t most = 0;
     for (const auto& [layer, l] : f) most = std::max(most, l.read_bytes + l.write_bytes);

@@ -25,6 +25,11 @@ struct layer_flow {
 // Adds an event's bytes and calls to a flow, the way `dir` (one of the event's directions) says.
 void add_flow(layer_flow& f, io_dir dir, const trace_event& ev);
 
+// layer -> bytes each way
+using layer_flows = std::map<std::string, layer_flow, std::less<>>;
+// Adds every layer's flow of `from` to `into`'s.
+void add_flows(layer_flows& into, const layer_flows& from);
+
 class file_tally {
  public:
   // Events that moved a file's data (a copy: both files); others are ignored.
@@ -32,13 +37,15 @@ class file_tally {
   bool empty() const { return by_file_.empty(); }
   // {path: {layer: {read_bytes, write_bytes, reads, writes}, amplification: {read, write}}}
   nlohmann::json json(const name_table& names) const;
-  nlohmann::json process_json(uint32_t pid, const name_table& names) const;
+  nlohmann::json process_json(process_key process, const name_table& names) const;
+  // Adds what process `from` moved to process `into` (a fold, core/names.h) and forgets `from`.
+  void fold(process_key from, process_key into);
   // The `n` files with the most bytes at any layer, a line each, for the text summary.
   std::string top_text(const name_table& names, size_t n) const;
 
  private:
-  using flows = std::map<std::string, layer_flow, std::less<>>;
-  std::map<std::pair<uint32_t, uint64_t>, flows> by_file_;  // (pid, fhash) -> layer -> flow
+  using flows = layer_flows;
+  std::map<std::pair<process_key, uint64_t>, flows> by_file_;  // (process, fhash) -> layer -> flow
 };
 
 }  // namespace dc

@@ -69,7 +69,7 @@ void live_view::add(const trace_event& ev, const trace_names&)
   // A process's or a file's bytes are the application's (POSIX): summed over every layer, one
   // read would count once per layer it went through.
   bool app = ev.category == category::posix;
-  add_to(processes_[ev.pid], ev, app);
+  add_to(processes_[ev.instance()], ev, app);
   // Each file with what moved to or from it: a copy's output (fhash2) is written, not its input.
   if (ev.fhash)
     add_file(ev.fhash, ev.dir, ev, app);
@@ -112,9 +112,9 @@ void live_view::show(std::chrono::steady_clock::time_point now, const trace_name
   }
   f.processes = top(
       processes_,
-      [&](uint32_t pid) {
-        auto p = names.processes.find(pid);
-        return std::to_string(pid) + " " + (p == names.processes.end() ? std::string("?") : p->second.comm);
+      [&](process_key key) {
+        auto p = names.processes.find(key);
+        return process_label(key) + " " + (p == names.processes.end() ? std::string("?") : p->second.comm);
       },
       top_rows);
   f.files = top(

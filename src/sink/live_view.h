@@ -74,7 +74,7 @@ class live_view : public event_sink {
 
   std::function<live_kernel_facts()> facts_;
   std::function<void(const live_frame&)> show_;
-  std::unordered_map<uint32_t, tally> processes_;  // this interval
+  std::unordered_map<process_key, tally> processes_;  // this interval
   std::unordered_map<uint64_t, tally> files_;
   std::map<std::string, tally, std::less<>> layers_;
   std::map<std::string, tally, std::less<>> totals_;  // so far

@@ -43,14 +43,23 @@ uint64_t pages_touched(const trace_event& read)
 void page_cache_tally::add_read(const trace_event& read)
 {
   if (read.fhash && read.dir == io_dir::read && read.category == category::posix)
-    by_file_[{read.pid, read.fhash}].pages_read += pages_touched(read);
+    by_file_[{read.instance(), read.fhash}].pages_read += pages_touched(read);
 }
 
-void page_cache_tally::add_kernel_counts(uint32_t pid, uint64_t fhash, const page_cache_counts& kernel)
+void page_cache_tally::add_kernel_counts(process_key process, uint64_t fhash, const page_cache_counts& kernel)
 {
   page_cache_counts counts = kernel;
   counts.pages_read = 0;
-  add_to(by_file_[{pid, fhash}], counts);
+  add_to(by_file_[{process, fhash}], counts);
+}
+
+void page_cache_tally::fold(process_key from, process_key into)
+{
+  auto it = by_file_.lower_bound({from, 0});
+  while (it != by_file_.end() && it->first.first == from) {
+    add_to(by_file_[{into, it->first.second}], it->second);
+    it = by_file_.erase(it);
+  }
 }
 
 nlohmann::json page_cache_json(const page_cache_counts& c)
@@ -70,8 +79,7 @@ nlohmann::json page_cache_json(const page_cache_counts& c)
 // Sums over the (process, file) pairs `pick` selects. Hits and misses are clamped per pair, as
 // cachestat clamps per interval, then added.
 template <class Pick>
-nlohmann::json summed_json(const std::map<std::pair<uint32_t, uint64_t>, page_cache_counts>& by_file,
-                           Pick pick)
+nlohmann::json summed_json(const page_cache_tally::by_process_file& by_file, Pick pick)
 {
   page_cache_counts sum;
   uint64_t hits = 0, misses = 0;
@@ -93,9 +101,9 @@ nlohmann::json page_cache_tally::totals_json() const
   return summed_json(by_file_, [](const auto&) { return true; });
 }
 
-nlohmann::json page_cache_tally::process_json(uint32_t pid) const
+nlohmann::json page_cache_tally::process_json(process_key process) const
 {
-  return summed_json(by_file_, [pid](const auto& key) { return key.first == pid; });
+  return summed_json(by_file_, [process](const auto& key) { return key.first == process; });
 }
 
 nlohmann::json page_cache_tally::files_json(const name_table& names) const

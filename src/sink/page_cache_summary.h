@@ -34,16 +34,20 @@ class page_cache_tally {
  public:
   void add_read(const trace_event& read);
   // The PAGECACHE layer's in-kernel counts (pages_read is not among them).
-  void add_kernel_counts(uint32_t pid, uint64_t fhash, const page_cache_counts& kernel);
+  void add_kernel_counts(process_key process, uint64_t fhash, const page_cache_counts& kernel);
+  // Adds process `from`'s counts to process `into`'s, file by file (a fold), and forgets `from`.
+  // Hits and misses are then split per command and file, not per process.
+  void fold(process_key from, process_key into);
   bool empty() const { return by_file_.empty(); }
-  const std::map<std::pair<uint32_t, uint64_t>, page_cache_counts>& by_file() const { return by_file_; }
+  using by_process_file = std::map<std::pair<process_key, uint64_t>, page_cache_counts>;
+  const by_process_file& by_file() const { return by_file_; }
 
-  nlohmann::json totals_json() const;               // the whole run
-  nlohmann::json process_json(uint32_t pid) const;  // one process
+  nlohmann::json totals_json() const;                      // the whole run
+  nlohmann::json process_json(process_key process) const;  // one process
   nlohmann::json files_json(const name_table& names) const;
 
  private:
-  std::map<std::pair<uint32_t, uint64_t>, page_cache_counts> by_file_;  // (pid, fhash)
+  by_process_file by_file_;  // (process, fhash)
 };
 
 nlohmann::json page_cache_json(const page_cache_counts& c);

@@ -84,13 +84,14 @@ void pfw_writer::write_file_hash(uint64_t hash, const trace_names& names, uint32
 void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names)
 {
   std::string& b = out_.buffer();
-  auto proc = names.processes.find(ev.pid);
+  auto proc = names.processes.find(ev.instance());
   bool known = proc != names.processes.end();
   // Named again when it changed: a process seen before its exec is renamed by it. Compared, not
   // hashed: a command line is hashed only when it is written (hashing it per event cost 3 %).
   auto [named, added] = named_pids_.try_emplace(ev.pid);
-  if (added || named->second.known != known || (known && named->second.command != proc->second.command)) {
-    named->second = {known, known ? proc->second.command : std::string()};
+  if (added || named->second.process != ev.instance() || named->second.known != known ||
+      (known && named->second.command != proc->second.command)) {
+    named->second = {ev.instance(), known, known ? proc->second.command : std::string()};
     uint64_t cmd_hash = known ? string_hash(proc->second.command) : 0;
     // The command line goes in an SH (string hash) line; process_name refers to it.
     if (known) {

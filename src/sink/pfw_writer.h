@@ -106,6 +106,7 @@ class pfw_writer {
   std::chrono::steady_clock::time_point last_flush_;
   // What a process was named with: renamed when its command changes (or it becomes known).
   struct named_process {
+    uint64_t process = 0;  // which process with the pid (a reused pid is named again)
     bool known = false;
     std::string command;
   };

@@ -49,6 +49,13 @@ nlohmann::json layers_json(const layer_ops& ops)
 
 }  // namespace
 
+uint64_t processes_in_all(const process_table& processes)
+{
+  uint64_t n = 0;
+  for (const auto& [key, info] : processes) n += info.folded ? info.folded : 1;
+  return n;
+}
+
 layer_flow flow_of(const io_totals& t, std::string_view layer)
 {
   auto it = t.flows.find(layer);
@@ -86,12 +93,12 @@ summary_builder::recent_op& summary_builder::recent(const trace_event& ev)
 {
   constexpr size_t most_recent = 16;
   for (recent_op& r : recent_)
-    if (r.pid == ev.pid && r.category == ev.category && r.name == ev.name)
+    if (r.key == ev.instance() && r.category == ev.category && r.name == ev.name)
       return r;
   recent_op& r =
       recent_.size() < most_recent ? recent_.emplace_back() : recent_[next_replaced_++ % most_recent];
-  io_totals& process = per_process_[ev.pid];
-  r = {.pid = ev.pid,
+  io_totals& process = per_process_[ev.instance()];
+  r = {.key = ev.instance(),
        .category = std::string(ev.category),
        .name = std::string(ev.name),
        .all = &op_of(totals_, ev),
@@ -100,6 +107,38 @@ summary_builder::recent_op& summary_builder::recent(const trace_event& ev)
        .all_flow = nullptr,
        .process_flow = nullptr};
   return r;
+}
+
+uint64_t summary_builder::moved_bytes(process_key process) const
+{
+  auto it = per_process_.find(process);
+  if (it == per_process_.end())
+    return 0;
+  layer_flow app = flow_of(it->second, category::posix);
+  return app.read_bytes + app.write_bytes;
+}
+
+void summary_builder::fold(process_key from, process_key into)
+{
+  // The recent ops point into `from`'s maps.
+  std::erase_if(recent_, [from](const recent_op& r) { return r.key == from; });
+  next_replaced_ = 0;
+  auto it = per_process_.find(from);
+  if (it != per_process_.end()) {
+    io_totals& to = per_process_[into];
+    for (auto& [layer, by_op] : it->second.ops)
+      for (auto& [op, s] : by_op) {
+        op_stats& t = map_entry(to.ops, layer).second[op];
+        t.count += s.count;
+        t.bytes += s.bytes;
+        t.time_us += s.time_us;
+        t.durations_us.insert(t.durations_us.end(), s.durations_us.begin(), s.durations_us.end());
+      }
+    add_flows(to.flows, it->second.flows);
+    per_process_.erase(it);
+  }
+  page_cache_.fold(from, into);
+  files_.fold(from, into);
 }
 
 void summary_builder::add(const trace_event& ev)
@@ -142,10 +181,19 @@ nlohmann::json summary_json(const summary_builder& s, const process_table& proce
     j["page_cache_files"] = s.page_cache().files_json(names);
   }
   j["files"] = s.files().json(names);
-  nlohmann::json procs = nlohmann::json::object();
-  for (const auto& [pid, info] : processes) {
-    auto ops = s.per_process().find(pid);
-    nlohmann::json p = {{"command", info.command}, {"parent", info.parent}, {"threads", info.threads.size()}};
+  nlohmann::json procs = nlohmann::json::object(), folded = nlohmann::json::object();
+  for (const auto& [key, info] : processes) {
+    auto ops = s.per_process().find(key);
+    nlohmann::json p = {{"command", info.command}};
+    if (info.folded) {
+      p["processes"] = info.folded;
+      p["threads"] = info.folded_threads;
+    } else {
+      p["parent"] = info.parent;
+      p["threads"] = info.threads.size();
+      if (generation_of(key) > 0)
+        p["pid"] = info.pid;  // the key is PID.N: the run's Nth process with this pid
+    }
     if (info.rank >= 0) {
       p["rank"] = info.rank;
       p["size"] = info.size;
@@ -154,11 +202,18 @@ nlohmann::json summary_json(const summary_builder& s, const process_table& proce
     p["layers"] = seen ? layers_json(ops->second.ops) : nlohmann::json::object();
     p["amplification"] = seen ? amplification_json(ops->second) : amplification_json({});
     if (!s.page_cache().empty())
-      p["page_cache"] = s.page_cache().process_json(pid);
-    p["files"] = s.files().process_json(pid, names);
-    procs[std::to_string(pid)] = std::move(p);
+      p["page_cache"] = s.page_cache().process_json(key);
+    p["files"] = s.files().process_json(key, names);
+    if (info.folded)
+      folded[info.command] = std::move(p);
+    else
+      procs[process_label(key)] = std::move(p);
   }
   j["processes"] = std::move(procs);
+  // Exited processes past the detail kept (--process-detail), totalled by command.
+  if (!folded.empty())
+    j["processes_folded"] = std::move(folded);
+  j["processes_in_all"] = processes_in_all(processes);
   return j;
 }
 
@@ -195,12 +250,24 @@ std::string summary_text(const summary_builder& s, const process_table& processe
   }
   uint64_t written = run.profile_interval_ms ? run.counters_written : run.events_written;
   std::snprintf(line, sizeof(line),
-                "processes: %zu   %s written: %llu (%.0f/s over %.3f s)   events lost: %llu\n",
-                processes.size(), run.profile_interval_ms ? "counters" : "events",
-                static_cast<unsigned long long>(written),
+                "processes: %llu   %s written: %llu (%.0f/s over %.3f s)   events lost: %llu\n",
+                static_cast<unsigned long long>(processes_in_all(processes)),
+                run.profile_interval_ms ? "counters" : "events", static_cast<unsigned long long>(written),
                 run.elapsed_s > 0 ? static_cast<double>(written) / run.elapsed_s : 0.0, run.elapsed_s,
                 static_cast<unsigned long long>(run.lost.total()));
   out += line;
+  uint64_t folded = 0, commands = 0;
+  for (const auto& [key, info] : processes)
+    if (info.folded) {
+      folded += info.folded;
+      ++commands;
+    }
+  if (folded) {
+    std::snprintf(line, sizeof(line),
+                  "processes folded by command (past --process-detail): %llu, in %llu commands\n",
+                  static_cast<unsigned long long>(folded), static_cast<unsigned long long>(commands));
+    out += line;
+  }
   if (run.events_unwritten || run.counters_unwritten) {
     std::snprintf(line, sizeof(line), "not written (the trace file failed): %llu events, %llu counters\n",
                   static_cast<unsigned long long>(run.events_unwritten),

@@ -44,21 +44,25 @@ class summary_builder {
   summary_builder& operator=(const summary_builder&) = delete;
   void add(const trace_event& ev);
   const io_totals& totals() const { return totals_; }
-  const std::map<uint32_t, io_totals>& per_process() const { return per_process_; }
+  const std::map<process_key, io_totals>& per_process() const { return per_process_; }
+  // Bytes the application moved (POSIX, both ways): what decides which processes stay in detail.
+  uint64_t moved_bytes(process_key process) const;
+  // Adds everything of process `from` to process `into` (a fold, core/names.h); forgets `from`.
+  void fold(process_key from, process_key into);
   page_cache_tally& page_cache() { return page_cache_; }
   const page_cache_tally& page_cache() const { return page_cache_; }
   const file_tally& files() const { return files_; }
 
  private:
   io_totals totals_;
-  std::map<uint32_t, io_totals> per_process_;
+  std::map<process_key, io_totals> per_process_;
   page_cache_tally page_cache_;
   file_tally files_;
   // Where the last few (process, layer, operation)s of events were added: most events repeat
   // one of them, and looking them up in the maps by name was ~1,100 instructions an event.
   // Pointers into the maps' nodes, which stay where they are.
   struct recent_op {
-    uint32_t pid = 0;
+    process_key key = 0;
     std::string category, name;
     op_stats* all = nullptr;
     op_stats* process = nullptr;
@@ -70,6 +74,9 @@ class summary_builder {
   size_t next_replaced_ = 0;
   recent_op& recent(const trace_event& ev);
 };
+
+// The processes of a run, those folded by command included.
+uint64_t processes_in_all(const process_table& processes);
 
 // The bytes a layer moved in `t` (zero when it moved none).
 layer_flow flow_of(const io_totals& t, std::string_view layer);

@@ -67,13 +67,13 @@ nlohmann::json systems_json(const summary_builder& s, const process_table& proce
                             const std::vector<system_rule>& rules)
 {
   std::map<std::string, system_row> rows;
-  for (const auto& [pid, p] : processes) {
+  for (const auto& [key, p] : processes) {
     std::string label = system_label(p, rules);
     if (label.empty())
       continue;
     system_row& row = rows[label];
-    ++row.processes;
-    auto t = s.per_process().find(pid);
+    row.processes += p.folded ? p.folded : 1;
+    auto t = s.per_process().find(key);
     if (t != s.per_process().end())
       add_ops(t->second, row);
   }

@@ -195,6 +195,30 @@ TEST_F(storm, ExecLoopKeepsThePidAndNamesEachGeneration)
 // the forked child or after an exec: every child is in the trace with exactly its three calls.
 struct fork_storm : storm, ::testing::WithParamInterface<const char*> {};
 
+// The summary keeps `detail` processes in detail and folds the others by command: together they
+// are every process, and their calls of each kind add up to the run's.
+void expect_processes_add_up(const nlohmann::json& summary, size_t processes, size_t detail)
+{
+  EXPECT_EQ(summary["processes_in_all"], processes);
+  EXPECT_EQ(summary["processes"].size(), std::min(processes, detail));
+  size_t folded = 0;
+  std::map<std::string, uint64_t> calls;
+  auto add = [&](const nlohmann::json& p) {
+    if (p["layers"].contains("POSIX"))
+      for (const auto& [name, stats] : p["layers"]["POSIX"].items())
+        calls[name] += stats["count"].get<uint64_t>();
+  };
+  for (const auto& [key, p] : summary["processes"].items()) add(p);
+  if (summary.contains("processes_folded"))
+    for (const auto& [command, p] : summary["processes_folded"].items()) {
+      folded += p["processes"].get<size_t>();
+      add(p);
+    }
+  EXPECT_EQ(summary["processes"].size() + folded, processes);
+  for (const auto& [name, stats] : summary["layers"]["POSIX"].items())
+    EXPECT_EQ(calls[name], stats["count"].get<uint64_t>()) << name;
+}
+
 TEST_P(fork_storm, EveryChildAndEveryCallAttributed)
 {
   const int children = env_or("DC_STORM_CHILDREN", 10000);
@@ -212,7 +236,8 @@ TEST_P(fork_storm, EveryChildAndEveryCallAttributed)
   EXPECT_EQ(pids.size(), static_cast<size_t>(children + 1));
   EXPECT_EQ(calls.size(), static_cast<size_t>(children));
   EXPECT_EQ(whole, children);
-  EXPECT_EQ(run.summary["processes"].size(), static_cast<size_t>(children + 1));
+  // The summary's detail is bounded (the default --process-detail, 1000 processes).
+  expect_processes_add_up(run.summary, children + 1, 1000);
   EXPECT_EQ(run.summary["events"]["lost"], 0);
   std::printf(
       "figure: fork storm (%s): %d children, %zu pids in the trace, %d with exactly their 3 calls, "
@@ -228,8 +253,9 @@ TEST_P(fork_storm, CountsEqualStrace)
   std::string command =
       workload("fork " + shell_quote(data) + " " + std::to_string(children) + " " + GetParam());
   ASSERT_EQ(run_shell("strace -f -c -o " + shell_quote(dir / "strace.txt") + " -- " + command), 0);
-  auto run = trace_command(dir, command, kernel_layers);
+  auto run = trace_command(dir, command, kernel_layers + " --process-detail 100");
   EXPECT_EQ(run.exit_code, 0) << run.err;
+  expect_processes_add_up(run.summary, children + 1, 100);
   auto truth = strace_counts(dir / "strace.txt");
   // One data pread per child, and the dynamic loader's (two per program it starts) beside them.
   EXPECT_GE(truth["pread64"], static_cast<uint64_t>(children));
@@ -302,10 +328,26 @@ TEST_F(storm, ReusedPidIsTracedOnlyUnderTheTracedCommand)
   EXPECT_EQ(opened[dir / "traced_2"], 1);
   EXPECT_EQ(fopens, 2);  // the two traced children's, through the stdio probes of each
   EXPECT_EQ(run.summary["events"]["lost"], 0);
+  // The summary keeps the two traced processes with that pid apart: the second one's key is
+  // PID.2, and each has its own open and fopen.
+  const auto& procs = run.summary["processes"];
+  std::string first = std::to_string(old), second = first + ".2";
+  ASSERT_TRUE(procs.contains(first) && procs.contains(second)) << procs.dump();
+  EXPECT_FALSE(procs.contains(first + ".3"));
+  EXPECT_EQ(procs[second]["pid"], old);
+  EXPECT_EQ(procs[second]["parent"], procs[first]["parent"]);
+  for (const std::string& key : {first, second}) {
+    EXPECT_EQ(procs[key]["layers"]["POSIX"]["openat"]["count"], 1) << key << ": " << procs[key].dump();
+    EXPECT_EQ(procs[key]["layers"]["STDIO"]["fopen"]["count"], 1) << key << ": " << procs[key].dump();
+  }
+  int named = 0;  // the trace names pid `old` once for each of its traced processes
+  for (const auto& line : run.trace.lines) named += line["name"] == "process_name" && line["pid"] == old;
+  EXPECT_EQ(named, 2);
   std::printf(
       "figure: pid reuse: pid %d traced, then untraced (obtained in %d tries: its open not in the "
-      "trace), then traced again under the command (its open and fopen in the trace)\n",
-      old, tries);
+      "trace), then traced again under the command (its open and fopen in the trace); the summary "
+      "keeps the two traced processes apart (%s and %s)\n",
+      old, tries, first.c_str(), second.c_str());
 }
 
 }  // namespace

@@ -1,0 +1,100 @@
+// Processes as the decoder keys them: a reused pid is a new process, and exited processes past
+// the detail kept are folded by command with their totals intact (collect/process_instances.cpp).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "unit/decoder_fixture.h"
+
+namespace dc {
+namespace {
+
+constexpr dc_file_ref data_file{1234, (8u << 20) | 1, S_IFREG};
+
+struct process_instances : decoder_fixture {
+  // `reads` preads of 100 bytes by process `pid` (its only thread), forked from 1 as `comm`;
+  // it exits unless `stays`.
+  void process(uint32_t pid, std::string_view comm, int reads, bool stays = false)
+  {
+    feed_task(DC_TASK_FORK, pid, pid, 1, comm);
+    tgid = pid;
+    for (int i = 0; i < reads; ++i) feed_syscall(SYS_pread64, pid, 100, {3, 0, 100, 0, 0, 0}, data_file);
+    if (!stays)
+      feed_task(DC_TASK_EXIT, pid, pid, 0, comm);
+  }
+
+  uint64_t reads_of(const nlohmann::json& p)
+  {
+    return p.at("layers").at("POSIX").at("pread64").at("count").get<uint64_t>();
+  }
+};
+
+TEST_F(process_instances, AReusedPidIsAnotherProcess)
+{
+  process(30, "first", 2);
+  process(30, "second", 5);
+  const auto& table = dec->state().processes;
+  ASSERT_EQ(table.size(), 2u);
+  EXPECT_EQ(table.at(30).comm, "first");
+  EXPECT_EQ(table.at(instance_key(30, 1)).comm, "second");
+  EXPECT_EQ(table.at(instance_key(30, 1)).pid, 30u);
+  nlohmann::json j = summary_json(summary, table, dec->state().names, run_facts{});
+  EXPECT_EQ(reads_of(j["processes"]["30"]), 2u);
+  EXPECT_EQ(reads_of(j["processes"]["30.2"]), 5u);
+  EXPECT_EQ(j["processes"]["30.2"]["pid"], 30);
+  EXPECT_EQ(j["processes_in_all"], 2);
+  // The trace names the pid again, for its second process.
+  ASSERT_TRUE(writer->finish({}));
+  std::vector<std::string> names;
+  for (auto& l : test::parse_trace_text(test::read_gzip_members(path).text).lines)
+    if (l["name"] == "process_name" && l["pid"] == 30)
+      names.push_back(l["args"]["name"].get<std::string>());
+  EXPECT_EQ(names, (std::vector<std::string>{"first", "second"}));
+}
+
+TEST_F(process_instances, AnExecContinuesItsProcessButNotAnExitedOne)
+{
+  process(40, "sh", 1, true);
+  feed_task(DC_TASK_EXEC, 40, 40, 1, "cat", std::string_view("cat\0", 4));
+  EXPECT_EQ(dec->state().processes.size(), 1u);
+  feed_task(DC_TASK_EXIT, 40, 40, 0, "cat");
+  // The pid came back through a fork the trace did not see.
+  feed_task(DC_TASK_EXEC, 40, 40, 1, "ls", std::string_view("ls\0", 3));
+  ASSERT_EQ(dec->state().processes.size(), 2u);
+  EXPECT_EQ(dec->state().processes.at(40).command, "cat");
+  EXPECT_EQ(dec->state().processes.at(instance_key(40, 1)).command, "ls");
+  EXPECT_EQ(dec->state().processes.at(instance_key(40, 1)).exit_status, -1);
+}
+
+TEST_F(process_instances, PastTheDetailKeptTheLeastBusyAreFoldedByCommandExactly)
+{
+  dec->keep_process_detail(2);
+  process(50, "tiny", 1);
+  process(51, "big", 9);
+  process(52, "tiny", 2);
+  process(53, "mid", 5);
+  process(54, "live", 3, true);  // running processes are never folded
+  const auto& table = dec->state().processes;
+  nlohmann::json j = summary_json(summary, table, dec->state().names, run_facts{});
+  ASSERT_EQ(j["processes"].size(), 3u) << j["processes"].dump();
+  ASSERT_TRUE(j.contains("processes_folded")) << j.dump();
+  EXPECT_EQ(reads_of(j["processes"]["51"]), 9u);
+  EXPECT_EQ(reads_of(j["processes"]["53"]), 5u);
+  EXPECT_EQ(reads_of(j["processes"]["54"]), 3u);
+  EXPECT_EQ(reads_of(j["processes_folded"]["tiny"]), 3u);
+  EXPECT_EQ(j["processes_folded"]["tiny"]["processes"], 2);
+  EXPECT_EQ(j["processes_folded"]["tiny"]["files"].size(), 1u);
+  EXPECT_EQ(j["processes_in_all"], 5);
+  EXPECT_EQ(summary.totals().ops.at("POSIX").at("pread64").count, 20u);
+  // A late event of a folded pid counts with its fold; a new process with the pid is its own.
+  tgid = 50;
+  feed_syscall(SYS_pread64, 50, 100, {3, 0, 100, 0, 0, 0}, data_file);
+  process(50, "tiny", 4, true);
+  j = summary_json(summary, table, dec->state().names, run_facts{});
+  EXPECT_EQ(reads_of(j["processes_folded"]["tiny"]), 4u);
+  EXPECT_EQ(reads_of(j["processes"]["50.2"]), 4u);
+  EXPECT_EQ(j["processes_in_all"], 6);
+}
+
+}  // namespace
+}  // namespace dc
