@@ -38,10 +38,16 @@ nlohmann::json uprobe_entries_json(const std::vector<uprobe_entry>& entries,
       found_pids.insert(found_pids.end(), p.pids.begin(), p.pids.end());
     }
     nlohmann::json nothing = nlohmann::json::array();
-    for (const auto& [key, info] : processes)
-      if (!info.folded && std::ranges::find(found_pids, info.pid) == found_pids.end() &&
-          !called(summary, key, e.category))
+    for (const auto& [key, info] : processes) {
+      if (called(summary, key, e.category))
+        continue;
+      // Processes folded by command (summary.h): none of them called it; whether it was found
+      // in them is no longer known per process.
+      if (info.folded)
+        nothing.push_back({{"command", info.command}, {"processes", info.folded}});
+      else if (std::ranges::find(found_pids, info.pid) == found_pids.end())
         nothing.push_back({{"pid", info.pid}, {"comm", info.comm}});
+    }
     all.push_back({{"name", e.category}, {"found_in", std::move(found)}, {"nothing_in", std::move(nothing)}});
   }
   return all;
@@ -66,19 +72,22 @@ std::string uprobe_entries_text(const nlohmann::json& entries)
     // A fork storm leaves thousands of such processes: the line names the first few, the
     // summary's JSON every one.
     constexpr size_t named = 10;
-    size_t n = e["nothing_in"].size();
+    size_t n = 0, shown = 0;
+    for (const auto& p : e["nothing_in"]) n += p.contains("processes") ? p["processes"].get<size_t>() : 1;
     out += "  no function of it found or called in " + std::to_string(n) +
            (n == 1 ? " process:" : " processes:");
-    for (size_t i = 0; i < n && i < named; ++i) {
-      const auto& p = e["nothing_in"][i];
+    for (const auto& p : e["nothing_in"]) {
+      if (p.contains("processes") || shown == named)
+        continue;
       out.append(" ")
           .append(std::to_string(p["pid"].get<uint32_t>()))
           .append(" (")
           .append(p["comm"].get<std::string>())
           .append(")");
+      ++shown;
     }
-    if (n > named)
-      out += " and " + std::to_string(n - named) + " more (all in the --summary JSON's uprobes.entries)";
+    if (n > shown)
+      out += " and " + std::to_string(n - shown) + " more (all in the --summary JSON's uprobes.entries)";
     out += "\n";
   }
   return out;
