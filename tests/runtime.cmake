@@ -123,7 +123,7 @@ gtest_discover_tests(snapshot_runtime_tests PROPERTIES LABELS runtime RUN_SERIAL
 
 # SLURM end to end on a real one-node cluster (needs slurmctld, slurmd, munged; root).
 if(TARGET datacrumbs_spank)
-  add_executable(slurm_tests runtime/slurm_test.cpp runtime/slurm_prolog_test.cpp runtime/runtime_helpers.cpp
+  add_executable(slurm_tests runtime/slurm_test.cpp runtime/slurm_prolog_test.cpp runtime/runtime_helpers.cpp runtime/process_tree.cpp
     unit/trace_reader.cpp)
   target_include_directories(slurm_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_definitions(slurm_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>" DATACRUMBS_BUILD_DIR="${CMAKE_BINARY_DIR}"
@@ -172,7 +172,7 @@ gtest_discover_tests(reliability_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE
 # fork/exec storm (DC_STORM_CHILDREN, default 10,000), pid reuse; strace as ground truth.
 add_executable(storm_workload runtime/storm_workload.c)
 target_link_libraries(storm_workload PRIVATE Threads::Threads)
-add_executable(storm_tests runtime/storm_test.cpp runtime/strace_counts.cpp runtime/runtime_helpers.cpp
+add_executable(storm_tests runtime/storm_test.cpp runtime/strace_counts.cpp runtime/runtime_helpers.cpp runtime/process_tree.cpp
   unit/trace_reader.cpp)
 target_include_directories(storm_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(storm_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>"

@@ -174,8 +174,15 @@ void link_closer::close_later(std::vector<int> fds)
   {
     std::lock_guard lock(mutex_);
     fds_.insert(fds_.end(), fds.begin(), fds.end());
+    closing_ += fds.size();
   }
   ready_.notify_all();
+}
+
+void link_closer::wait_below(size_t n, std::chrono::milliseconds longest)
+{
+  std::unique_lock lock(mutex_);
+  closed_.wait_for(lock, longest, [&] { return closing_ < n; });
 }
 
 void link_closer::work()
@@ -191,6 +198,11 @@ void link_closer::work()
       fds_.pop_back();
     }
     close(fd);
+    {
+      std::lock_guard lock(mutex_);
+      --closing_;
+    }
+    closed_.notify_all();
   }
 }
 

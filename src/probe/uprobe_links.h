@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <fstream>
@@ -80,13 +81,16 @@ class link_closer {
   link_closer();
   ~link_closer();
   void close_later(std::vector<int> fds);
+  // Waits (at most `longest`) until fewer than `n` links are still to close.
+  void wait_below(size_t n, std::chrono::milliseconds longest);
 
  private:
   void work();
 
   std::mutex mutex_;
-  std::condition_variable ready_;
+  std::condition_variable ready_, closed_;
   std::vector<int> fds_;
+  size_t closing_ = 0;  // queued or being closed
   bool done_ = false;
   std::array<std::thread, 32> threads_;
 };

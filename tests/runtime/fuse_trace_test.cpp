@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/hash.h"
+#include "runtime/process_tree.h"
 #include "runtime/trace_fault.h"
 
 namespace dc::test {
@@ -40,13 +41,11 @@ struct fuse_vfat : runtime_test {
   // The fusefat process serving this test's image (its arguments name the image), or -1.
   pid_t server() const
   {
-    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-      std::string cmdline = read_file(entry.path() / "cmdline");
-      std::ranges::replace(cmdline, '\0', ' ');
-      if (cmdline.starts_with("fusefat ") && cmdline.find(" " + image + " ") != std::string::npos)
-        return static_cast<pid_t>(std::stol(entry.path().filename().string()));
-    }
-    return -1;
+    auto pids = processes_where([&](const std::string& cmdline) {
+      return cmdline.starts_with(std::string("fusefat\0", 8)) &&
+             cmdline.find('\0' + image + '\0') != std::string::npos;
+    });
+    return pids.empty() ? -1 : pids.front();
   }
 };
 

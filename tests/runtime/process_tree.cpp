@@ -31,6 +31,22 @@ bool read_stat(pid_t pid, char& state, pid_t& ppid, std::string& comm)
 
 }  // namespace
 
+std::vector<pid_t> processes_where(const std::function<bool(const std::string& cmdline)>& matches)
+{
+  std::vector<pid_t> pids;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    std::ifstream in(e.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    pid_t pid = std::stoi(name);
+    if (matches(cmdline) && process_state(pid) != 'Z' && process_state(pid) != 0)
+      pids.push_back(pid);
+  }
+  return pids;
+}
+
 std::vector<pid_t> descendants(pid_t root)
 {
   // /proc/PID/task/TID/children of every thread: cheap enough to poll a tree every millisecond.

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@ char process_state(pid_t pid);
 
 // Root and its descendants that are stopped ('T'), as "PID (comm)" lines.
 std::vector<std::string> stopped_in_tree(pid_t root);
+
+// Live processes (not zombies) whose command line, its arguments each followed by a NUL as
+// /proc/PID/cmdline has them, `matches`.
+std::vector<pid_t> processes_where(const std::function<bool(const std::string& cmdline)>& matches);
 
 // SIGKILL to root and every descendant, repeated until none is left (a forking loop makes new
 // ones while it dies); reaps root if it is a child of this process.

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "runtime/process_tree.h"
 #include "runtime/slurm_fixture.h"
 
 namespace dc::test {
@@ -38,19 +39,10 @@ struct slurm_prolog_test : slurm_test {
   // Daemons for this job id: datacrumbs processes whose arguments end in it.
   static std::vector<pid_t> daemons_of(int job)
   {
-    std::vector<pid_t> pids;
-    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-      std::string name = e.path().filename();
-      if (name.find_first_not_of("0123456789") != std::string::npos)
-        continue;
-      std::string cmd = read_file(e.path() / "cmdline");
-      std::string stat = read_file(e.path() / "stat");
-      bool zombie = stat.find(") Z ") != std::string::npos;
-      if (!zombie && cmd.find("/bin/datacrumbs") != std::string::npos &&
-          cmd.ends_with(std::string(1, '\0') + std::to_string(job) + std::string(1, '\0')))
-        pids.push_back(std::stoi(name));
-    }
-    return pids;
+    return processes_where([job](const std::string& cmd) {
+      return cmd.find("/bin/datacrumbs") != std::string::npos &&
+             cmd.ends_with(std::string(1, '\0') + std::to_string(job) + std::string(1, '\0'));
+    });
   }
 };
 
