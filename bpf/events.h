@@ -36,6 +36,8 @@ typedef int32_t dc_s32;
 #define DC_RANK_ENV_MAX 432 /* >= DC_RANK_VARIABLE_COUNT * (DC_RANK_ENTRY_MAX - 1) */
 
 /* File types as the kernel's i_mode encodes them (a dc_file_ref's mode keeps only these bits). */
+#define DC_NR_MMAP 9 /* x86-64 */
+#define DC_PROT_EXEC 0x4
 #define DC_S_IFMT 0170000
 #define DC_S_IFREG 0100000
 #define DC_S_IFBLK 0060000
@@ -378,6 +380,14 @@ struct dc_profile_counts {
   dc_u64 time_ns;
   dc_u64 bytes;
   dc_u64 pages; /* POSIX reads of files: pages the reads touched (the page-cache hit ratio) */
+};
+
+/* A file whose executable mappings need no hold (map dc_code_known, filled by user space): one
+ * the uprobe layer links by name, or one it searched and found no probed function in. */
+struct dc_code_key {
+  dc_u64 ino;
+  dc_u32 dev; /* kernel encoding */
+  dc_u32 reserved;
 };
 
 /* The page-cache layer's counts, aggregated in the kernel (map dc_pagecache of

@@ -22,6 +22,38 @@ static __always_inline bool dc_catches_sigcont(struct task_struct* task)
   return handler > 1; /* neither SIG_DFL (0) nor SIG_IGN (1) */
 }
 
+/* Files mapped as code that need no hold (struct dc_code_key). */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __uint(max_entries, 1 << 16);
+  __type(key, struct dc_code_key);
+  __type(value, __u8);
+} dc_code_known SEC(".maps");
+
+/* A traced process mapped file descriptor fd as code (mmap with PROT_EXEC: the dynamic loader
+ * loading a library, or dlopen). A library the uprobe layer does not name may define an entry's
+ * functions (a renamed or self-built copy): the process is held while user space searches the
+ * new object and links what it defines, as at an exec, so its first call is seen. Files already
+ * known to need nothing (dc_code_known) pass: a library is searched once per run. Files no name
+ * reaches again (unlinked: memfd code, deleted libraries) cannot be searched and pass too. */
+static __always_inline void dc_hold_code_map(long fd)
+{
+  if (!dc_hold_new)
+    return;
+  struct file* f = dc_fd_file(fd);
+  struct inode* inode = f ? dc_plain(f)->f_inode : NULL;
+  if (!inode || (inode->i_mode & DC_S_IFMT) != DC_S_IFREG || inode->__i_nlink == 0)
+    return;
+  struct dc_code_key key = {.ino = inode->i_ino, .dev = inode->i_sb->s_dev};
+  if (bpf_map_lookup_elem(&dc_code_known, &key))
+    return;
+  struct task_struct* task = bpf_get_current_task_btf();
+  if (dc_catches_sigcont(task)) /* a stop and a continue would run its handler */
+    return;
+  dc_hold(NULL, task->tgid);
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(dc_process_exec, struct task_struct* p, pid_t old_pid, struct linux_binprm* bprm)
 {

@@ -121,6 +121,8 @@ int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
   if (!spec)
     return 0;
   __u64 now = bpf_ktime_get_ns();
+  if (nr == DC_NR_MMAP && ret >= 0 && (e->args[2] & DC_PROT_EXEC))
+    dc_hold_code_map((int)e->args[4]);
 
   struct dc_file_ref file_a = e->file_a, file_b = {};
   if (spec->fd_a == DC_ARG_RET) {

@@ -3,7 +3,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 
 #include "core/category.h"
 #include "core/function_table.h"
+#include "core/names.h"
 #include "core/user_regex.h"
 #include "explore/elf_symbols.h"
 #include "datacrumbs.skel.h"
@@ -196,6 +199,11 @@ class uprobe_layer final : public user_probes {
     for (uint32_t i = 0; i < targets_.size(); ++i)
       if (auto written = write_spec(i, targets_[i].function); !written)
         return written;
+    // A named library is linked for every process before it maps it: mapping it needs no hold.
+    for (const auto* binaries : {&per_binary_, &suspects_, &usdt_})
+      for (const auto& [binary, set] : *binaries)
+        if (struct stat st{}; stat(binary.c_str(), &st) == 0)
+          need_no_hold(kernel_dev(major(st.st_dev), minor(st.st_dev)), st.st_ino);
     return {};
   }
 
@@ -229,14 +237,34 @@ class uprobe_layer final : public user_probes {
     return {};
   }
 
+  // Tells the BPF side that a process mapping this file as code need not be held for it
+  // (bpf/process.bpf.c dc_hold_code_map): it defines no function to link, or is linked anyway.
+  void need_no_hold(uint32_t dev, uint64_t ino)
+  {
+    if (ino == 0)
+      return;
+    {
+      std::lock_guard lock(mutex_);
+      if (!no_hold_.insert({dev, ino}).second)
+        return;
+    }
+    dc_code_key key{ino, dev, 0};
+    uint8_t one = 1;
+    // A failure (the map full) costs a hold per mapping of that file, never an event.
+    (void)bpf_map_update_elem(bpf_map__fd(skel()->maps.dc_code_known), &key, &one, BPF_ANY);
+  }
+
   // The entries' functions defined by the objects tgid maps itself (each object once per
   // process), linked for it; a named library's own functions are its plan's.
   result<> attach_objects(uint32_t tgid, std::vector<int>& fds)
   {
-    for (const std::string& path : code_objects(tgid)) {
+    for (const code_object& object : code_objects(tgid)) {
+      const std::string& path = object.path;
       auto id = identify(path);
-      if (!id)
+      if (!id) {
+        need_no_hold(object.dev, object.ino);  // nothing can be linked to it by name
         continue;
+      }
       probe_set set;
       {
         std::lock_guard lock(mutex_);
@@ -254,8 +282,10 @@ class uprobe_layer final : public user_probes {
           set.cookies.push_back(*cookie);
         }
       }
-      if (set.offsets.empty())
+      if (set.offsets.empty()) {
+        need_no_hold(object.dev, object.ino);
         continue;
+      }
       std::vector<uint64_t> refused;
       if (int err = link_calls(calls(), path, set, tgid, fds, refused))
         return fail("cannot attach the functions " + path + " defines for process " + std::to_string(tgid) +
@@ -389,9 +419,10 @@ class uprobe_layer final : public user_probes {
   std::map<std::string, probe_set> suspects_;  // LOCK-prefixed: tried alone by the first process
   std::map<std::string, probe_set> usdt_;      // USDT sites, per binary: entry only
   std::vector<std::string> refused_names_;
-  std::map<uint32_t, process_probes> procs_;  // per traced process
-  link_closer closer_;                        // joined (every link closed) with the layer
-  static constexpr size_t max_closing = 64;   // links of exited processes still to close
+  std::map<uint32_t, process_probes> procs_;         // per traced process
+  std::set<std::pair<uint32_t, uint64_t>> no_hold_;  // files told to dc_code_known (dev, ino)
+  link_closer closer_;                               // joined (every link closed) with the layer
+  static constexpr size_t max_closing = 64;          // links of exited processes still to close
 };
 
 }  // namespace

@@ -3,10 +3,12 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "core/names.h"
 #include "core/user_regex.h"
 #include "explore/elf_symbols.h"
 
@@ -21,28 +23,34 @@ std::optional<file_id> identify(const std::string& path)
                  static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
 }
 
-std::vector<std::string> code_objects(uint32_t tgid)
+std::vector<code_object> code_objects(uint32_t tgid)
 {
   std::string proc = "/proc/" + std::to_string(tgid);
-  std::vector<std::string> objects;
+  std::vector<code_object> objects;
   std::error_code ec;
   auto exe = std::filesystem::read_symlink(proc + "/exe", ec);
   if (ec)
     return objects;
-  objects.push_back(exe.string());
+  objects.push_back({exe.string(), 0, 0});
   std::ifstream maps(proc + "/maps");
   std::string line;
   while (std::getline(maps, line)) {
     // address perms offset dev inode path
     std::istringstream in(line);
-    std::string range, perms, offset, dev, inode, path;
+    std::string range, perms, offset, dev, path;
+    uint64_t inode = 0;
     in >> range >> perms >> offset >> dev >> inode;
     std::getline(in >> std::ws, path);
     // Code only, from a file still there ("(deleted)" ones cannot be linked by path).
     if (perms.size() < 3 || perms[2] != 'x' || path.empty() || path[0] != '/' || path.ends_with(" (deleted)"))
       continue;
-    if (std::ranges::find(objects, path) == objects.end())
-      objects.push_back(path);
+    unsigned major = 0, minor = 0;
+    std::sscanf(dev.c_str(), "%x:%x", &major, &minor);
+    auto same = std::ranges::find(objects, path, &code_object::path);
+    if (same == objects.end())
+      same = objects.insert(objects.end(), {path, 0, 0});
+    same->dev = kernel_dev(major, minor);
+    same->ino = inode;
   }
   return objects;
 }

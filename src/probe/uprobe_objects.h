@@ -29,10 +29,19 @@ struct file_id {
 // The file's identity, or nullopt when it cannot be stat'ed.
 std::optional<file_id> identify(const std::string& path);
 
+// A file a process runs code from, with the identity the kernel gives it (what the BPF side's
+// dc_code_known holds: dev in the kernel's encoding; 0 and 0 when not mapped).
+struct code_object {
+  std::string path;
+  uint32_t dev = 0;
+  uint64_t ino = 0;
+};
+
 // The files process tgid runs code from: its executable, then every other file mapped
 // executable (at a fork hold: the parent's libraries; at an exec hold: the program and the
-// dynamic loader). Empty when the process is gone.
-std::vector<std::string> code_objects(uint32_t tgid);
+// dynamic loader; at a hold for a new code mapping, the file just mapped too). Empty when the
+// process is gone.
+std::vector<code_object> code_objects(uint32_t tgid);
 
 struct object_function {
   size_t entry = 0;  // index in the scanner's entries

@@ -160,6 +160,35 @@ TEST_F(runtime_test, FunctionsOfALibraryLoadedWithDlopenAreTraced)
   EXPECT_EQ(seen, calls);
 }
 
+// A library the config does not name but that defines the entry's functions (a renamed copy, as
+// a site's own build of a library would be), loaded after the program started: the process is
+// held at the copy's code mapping while it is searched and linked, so its first call is seen.
+// The mapping is seen by the system-call layer (its mmap), which the config therefore has.
+TEST_F(runtime_test, AnUnnamedLibraryDefiningTheFunctionsIsProbedFromItsFirstCall)
+{
+  constexpr int calls = 7;
+  std::string config = dir / "plugin.yaml", copy = dir / "libdc_copy.so";
+  std::filesystem::copy_file(PLUGIN_LIB, copy);
+  std::ofstream(config)
+      << "capture_probes:\n  - {name: POSIX, probe: syscalls}\n  - name: PLUGIN\n    probe: "
+         "uprobe\n    file: " PLUGIN_LIB "\n    regex: \"dc_plugin_.*\"\n";
+  auto run =
+      trace_command(dir, std::string(PLUGIN_APP_BIN) + " " + shell_quote(copy) + " " + std::to_string(calls),
+                    "--config " + shell_quote(config));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  int seen = 0;
+  for (const auto& e : complete_events(run.trace))
+    if (e["cat"] == "PLUGIN") {
+      EXPECT_EQ(e["name"], "dc_plugin_work");
+      EXPECT_EQ(e["args"]["ret"], 2 * seen);
+      ++seen;
+    }
+  EXPECT_EQ(seen, calls) << run.err;
+  const auto& found = run.summary["uprobes"]["entries"][0]["found_in"];
+  EXPECT_NE(found.dump().find(copy), std::string::npos) << found;
+  EXPECT_EQ(run.summary["events"]["lost"], 0);
+}
+
 // USDT probes from a config (`probe: usdt`, provider and regex): every site hit is an instant
 // event, and a probe guarded by a semaphore is enabled by the kernel in the traced process only.
 TEST_F(runtime_test, UsdtProbesAreEventsAndTheirSemaphoresEnableThem)
