@@ -40,20 +40,40 @@ struct file_key_hash {
   size_t operator()(const file_key& k) const { return k.ino * 31 + k.dev; }
 };
 
-// Which file (dev, inode) has which path hash; paths come from opens and fd snapshots.
+// Which file (dev, inode) has which path hash; paths come from opens and fd snapshots. Only
+// the files named or looked up most recently are kept, two generations of `generation` each: a
+// workload that creates and deletes files all day (each a new inode) must not grow the tracer.
+// A file forgotten is named again by its next open, or from /proc while a process holds it;
+// only an event with no open file behind it (a write-back) of a file older than the last
+// `generation` files named falls back to its identity.
 class file_table {
  public:
-  void name(file_key key, uint64_t path_hash) { files_[key] = path_hash; }
-  std::optional<uint64_t> find(file_key key) const
+  explicit file_table(size_t generation = size_t{1} << 16) : generation_(generation) {}
+  void name(file_key key, uint64_t path_hash)
   {
-    auto it = files_.find(key);
-    if (it == files_.end())
-      return std::nullopt;
-    return it->second;
+    recent_[key] = path_hash;
+    if (recent_.size() >= generation_) {
+      older_ = std::move(recent_);
+      recent_.clear();
+    }
   }
+  std::optional<uint64_t> find(file_key key)
+  {
+    if (auto it = recent_.find(key); it != recent_.end())
+      return it->second;
+    auto it = older_.find(key);
+    if (it == older_.end())
+      return std::nullopt;
+    uint64_t path_hash = it->second;
+    older_.erase(it);
+    name(key, path_hash);  // still in use: kept
+    return path_hash;
+  }
+  size_t size() const { return recent_.size() + older_.size(); }
 
  private:
-  std::unordered_map<file_key, uint64_t, file_key_hash> files_;
+  size_t generation_;
+  std::unordered_map<file_key, uint64_t, file_key_hash> recent_, older_;
 };
 
 struct thread_info {

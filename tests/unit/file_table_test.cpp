@@ -1,0 +1,35 @@
+// The table of file identities to paths stays bounded however many files a workload creates,
+// and keeps what is still in use (core/names.h).
+#include <gtest/gtest.h>
+
+#include "core/names.h"
+
+namespace dc {
+namespace {
+
+TEST(FileTable, KeepsTwoGenerationsAndWhatIsStillLookedUp)
+{
+  file_table files(4);
+  files.name({1, 100}, 1000);  // looked up all along: never forgotten
+  for (uint64_t ino = 1; ino <= 20; ++ino) {
+    files.name({1, ino}, ino);
+    EXPECT_EQ(files.find({1, 100}), 1000u) << "after " << ino << " files";
+    EXPECT_LE(files.size(), 8u);
+  }
+  EXPECT_EQ(files.find({1, 20}), 20u);
+  EXPECT_EQ(files.find({1, 19}), 19u);
+  EXPECT_FALSE(files.find({1, 1}).has_value());   // created and never seen again: forgotten
+  EXPECT_FALSE(files.find({2, 20}).has_value());  // same inode, another device
+}
+
+TEST(FileTable, ANameGivenAgainReplacesTheOld)
+{
+  file_table files(4);
+  files.name({1, 7}, 70);
+  files.name({1, 7}, 71);  // the inode reused by a new file
+  EXPECT_EQ(files.find({1, 7}), 71u);
+  EXPECT_EQ(files.size(), 1u);
+}
+
+}  // namespace
+}  // namespace dc
