@@ -84,9 +84,18 @@ def main():
     print(f"- Workload: {calls:,} I/O calls in {load_s:.0f} s = {calls_s:,.0f} calls/s, "
           f"{forks:,} children forked.")
     print(f"- Tracer: {events:,} events written in {elapsed:.0f} s = {events / elapsed:,.0f} events/s; "
-          f"lost {ev['lost']:,}; {len(summary['processes']):,} processes in the summary.")
+          f"lost {ev['lost']:,}; {summary.get('processes_in_all', len(summary['processes'])):,} processes in "
+          f"the summary ({len(summary['processes']):,} in detail, the rest folded by command).")
     print(f"- Tracer CPU: {100 * cpu:.1f} % of one CPU (utime+stime of all its threads over the samples).")
 
+    # The steady state: bounded tables (the summary's detail of 1000 exited processes, the file
+    # identities) fill during the first minutes; what must not grow is the second half.
+    half = [r for r in judged if r["t_s"] >= (judged[0]["t_s"] + judged[-1]["t_s"]) / 2]
+    if len(half) >= 2:
+        half_rss = [mib(r["rss_kb"]) for r in half]
+        print(f"- Second half ({half[0]['t_s']:.0f} s to {half[-1]['t_s']:.0f} s): RSS "
+              f"{min(half_rss):.1f} to {max(half_rss):.1f} MiB, slope "
+              f"{slope_per_hour([r['t_s'] for r in half], half_rss):+.2f} MiB/h.")
     missed = []
     if rss_growth > a.rss_growth_mib:
         missed.append(f"memory grew {rss_growth:.1f} MiB after {a.warmup:.0f} s (limit {a.rss_growth_mib:g} MiB)")

@@ -48,7 +48,7 @@ struct file_key_hash {
 // `generation` files named falls back to its identity.
 class file_table {
  public:
-  explicit file_table(size_t generation = size_t{1} << 16) : generation_(generation) {}
+  explicit file_table(size_t generation = size_t{1} << 14) : generation_(generation) {}
   void name(file_key key, uint64_t path_hash)
   {
     recent_[key] = path_hash;
