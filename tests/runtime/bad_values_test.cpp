@@ -34,6 +34,11 @@ const std::vector<bad_value> cases = {
     {"datacrumbs", "run --interval-ms abc -- touch ran", 2, "--interval-ms: 'abc'"},
     {"datacrumbs", "run --interval-ms 5 -- touch ran", 2, "'5' is out of range (10 to 3600000)"},
     {"datacrumbs", "run --interval-ms 18446744073709551616 -- touch ran", 2, "is out of range"},
+    {"datacrumbs", "run --process-detail many -- touch ran", 2,
+     "--process-detail: 'many' is not a whole number"},
+    {"datacrumbs", "run --process-detail -5 -- touch ran", 2, "'-5' is not a whole number"},
+    {"datacrumbs", "run --process-detail 1000000001 -- touch ran", 2,
+     "'1000000001' is out of range (0 to 1000000000)"},
     {"datacrumbs", "run --mode '' -- touch ran", 2, "--mode"},
     {"datacrumbs", "run --mode fast -- touch ran", 2, "--mode"},
     // datacrumbs run: output paths (nothing created, not even the trace)
