@@ -35,6 +35,8 @@ void decoder::decode_task(const dc_task_event& ev)
 {
   uint32_t pid = ev.hdr.tgid;
   process_info& p = process_for(pid, ev.op == DC_TASK_FORK);
+  if (ev.op == DC_TASK_EXEC || ev.op == DC_TASK_FORK)
+    ++p.names_version;
   switch (ev.op) {
     case DC_TASK_EXEC:
       if (p.parent == 0)

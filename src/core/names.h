@@ -92,6 +92,7 @@ struct process_info {
   // long run keeps (collect/process_instances.cpp); 0 for a process.
   uint64_t folded = 0;
   uint64_t folded_threads = 0;  // the threads those processes had
+  uint32_t names_version = 0;   // counts the changes of its names (fork, exec): the trace names it again
 };
 
 // A process as the run saw it: its pid, plus which of the run's processes with that pid it is

@@ -22,6 +22,10 @@ class lane_table {
  public:
   // Linux tids stay below 2^22 (PID_MAX_LIMIT); lanes count up from here.
   static constexpr uint32_t first_tid = 0x40000000;
+  // A group whose lanes all ended this long before a span is dropped, looked for once every
+  // places_per_sweep spans (drop_idle).
+  static constexpr uint64_t idle_us = 60'000'000;
+  static constexpr uint32_t places_per_sweep = 4096;
 
   struct placement {
     uint32_t tid;
@@ -41,8 +45,14 @@ class lane_table {
     uint32_t tid;
     uint64_t end_us;  // where its last span ends: the next must start strictly after
   };
+  // Drops the groups whose lanes all ended `idle_us` before ts_us: a process's lanes are kept
+  // only while it has work on them (a later span gets a new lane), so a run that sees
+  // thousands of processes write keeps the lanes of the last minute's.
+  void drop_idle(uint64_t ts_us);
+
   std::map<std::tuple<uint32_t, lane_kind, uint32_t>, std::vector<lane>> groups_;
   uint32_t next_tid_ = first_tid;
+  uint32_t places_ = 0;
 };
 
 }  // namespace dc

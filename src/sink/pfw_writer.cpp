@@ -86,12 +86,13 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
   std::string& b = out_.buffer();
   auto proc = names.processes.find(ev.instance());
   bool known = proc != names.processes.end();
-  // Named again when it changed: a process seen before its exec is renamed by it. Compared, not
-  // hashed: a command line is hashed only when it is written (hashing it per event cost 3 %).
+  // Named again when it changed: a process seen before its exec is renamed by it. Versions are
+  // compared, not command lines: hashing one per event cost 3 %, and keeping a copy of each
+  // grew the writer with every process of a long run.
   auto [named, added] = named_pids_.try_emplace(ev.pid);
   if (added || named->second.process != ev.instance() || named->second.known != known ||
-      (known && named->second.command != proc->second.command)) {
-    named->second = {ev.instance(), known, known ? proc->second.command : std::string()};
+      (known && named->second.version != proc->second.names_version)) {
+    named->second = {ev.instance(), known, known ? proc->second.names_version : 0};
     uint64_t cmd_hash = known ? string_hash(proc->second.command) : 0;
     // The command line goes in an SH (string hash) line; process_name refers to it.
     if (known) {

@@ -108,7 +108,7 @@ class pfw_writer {
   struct named_process {
     uint64_t process = 0;  // which process with the pid (a reused pid is named again)
     bool known = false;
-    std::string command;
+    uint32_t version = 0;  // process_info::names_version when named
   };
   std::unordered_set<uint64_t> written_hashes_;
   uint64_t last_hash_ = 0;  // in written_hashes_: most events name the file the one before named

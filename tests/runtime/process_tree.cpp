@@ -6,9 +6,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "runtime/runtime_helpers.h"
 
 namespace dc::test {
 
@@ -17,9 +18,8 @@ namespace {
 // /proc/PID/stat: "pid (comm) state ppid ...", where comm may hold spaces and parentheses.
 bool read_stat(pid_t pid, char& state, pid_t& ppid, std::string& comm)
 {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(in, line))
+  std::string line = read_file("/proc/" + std::to_string(pid) + "/stat");
+  if (line.empty())
     return false;
   size_t open = line.find('('), close = line.rfind(')');
   if (open == std::string::npos || close == std::string::npos || close + 4 > line.size())
@@ -34,12 +34,14 @@ bool read_stat(pid_t pid, char& state, pid_t& ppid, std::string& comm)
 std::vector<pid_t> processes_where(const std::function<bool(const std::string& cmdline)>& matches)
 {
   std::vector<pid_t> pids;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+  // Without exceptions: processes come and go while /proc is read.
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& e = *it;
     std::string name = e.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos)
       continue;
-    std::ifstream in(e.path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string cmdline = read_file(e.path() / "cmdline");
     pid_t pid = std::stoi(name);
     if (matches(cmdline) && process_state(pid) != 'Z' && process_state(pid) != 0)
       pids.push_back(pid);
@@ -55,8 +57,9 @@ std::vector<pid_t> descendants(pid_t root)
     pid_t p = todo.back();
     todo.pop_back();
     std::error_code ec;
-    for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(p) + "/task", ec)) {
-      std::ifstream in(task.path() / "children");
+    for (std::filesystem::directory_iterator it("/proc/" + std::to_string(p) + "/task", ec), end;
+         !ec && it != end; it.increment(ec)) {
+      std::istringstream in(read_file(it->path() / "children"));
       for (pid_t child; in >> child;) {
         out.push_back(child);
         todo.push_back(child);

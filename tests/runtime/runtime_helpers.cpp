@@ -1,5 +1,6 @@
 #include "runtime/runtime_helpers.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,8 +46,16 @@ int run_shell(const std::string& command_line)
 
 std::string read_file(const std::string& path)
 {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // read(2), not an ifstream: a /proc file of a process that ends while it is read fails the
+  // read, and an ifstream throws then.
+  std::string text;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return text;
+  char buf[65536];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return text;
 }
 
 uint64_t now_epoch_us()

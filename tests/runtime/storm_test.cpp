@@ -277,9 +277,10 @@ INSTANTIATE_TEST_SUITE_P(how, fork_storm, ::testing::Values("io", "exec"));
 int uprobe_links_of(pid_t pid)
 {
   int n = 0;
-  std::error_code ec;
-  for (const auto& fd : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fdinfo", ec))
-    n += read_file(fd.path()).find("link_type:\tuprobe_multi") != std::string::npos;
+  std::error_code ec;  // the process may end, or an fd close, while they are read
+  for (std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/fdinfo", ec), end;
+       !ec && it != end; it.increment(ec))
+    n += read_file(it->path()).find("link_type:\tuprobe_multi") != std::string::npos;
   return n;
 }
 

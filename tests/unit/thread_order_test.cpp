@@ -129,5 +129,26 @@ TEST(Lanes, SpansOnALaneNeverOverlapNotEvenAtAnEnd)
   EXPECT_EQ(lane_table::lane_name(lane_kind::device, dev | 1, b.index), "device 8:1 #1");
 }
 
+// A process's lanes are dropped once idle for a minute (the writer keeps only the lanes of
+// recent work, however many processes a run sees): its next span opens a fresh lane.
+TEST(Lanes, LanesIdleForAMinuteAreDroppedAndANewSpanGetsAFreshOne)
+{
+  lane_table lanes;
+  constexpr uint32_t dev = 8u << 20;
+  auto first = lanes.place(1, lane_kind::device, dev, 100, 200);
+  auto again = lanes.place(1, lane_kind::device, dev, 300, 400);  // not idle: the same lane
+  EXPECT_EQ(again.tid, first.tid);
+  EXPECT_FALSE(again.fresh);
+  // Another process's work a minute and more later, enough of it for a sweep.
+  uint64_t later = 400 + lane_table::idle_us + 1;
+  for (uint32_t i = 0; i < lane_table::places_per_sweep; ++i)
+    lanes.place(2, lane_kind::device, dev, later + 2 * i, later + 2 * i);
+  auto after = lanes.place(1, lane_kind::device, dev, later + 3 * lane_table::places_per_sweep,
+                           later + 3 * lane_table::places_per_sweep);
+  EXPECT_TRUE(after.fresh);
+  EXPECT_NE(after.tid, first.tid);
+  EXPECT_EQ(after.index, 0u);
+}
+
 }  // namespace
 }  // namespace dc
