@@ -138,26 +138,42 @@ TEST_F(runtime_test, StdioCallsOfAProgramThatLinkedLibcInAreTheSame)
   check_stdio_run(dir, STDIO_STATIC_APP_BIN);
 }
 
+// plugin_app loading `library` with dlopen and calling its dc_plugin_work `calls` times, traced
+// with `config_head` and an entry for the plugin library's functions: its PLUGIN events, each
+// checked for its name and result.
+struct plugin_run {
+  traced_run run;
+  int seen = 0;
+};
+plugin_run trace_plugin(const scratch_dir& dir, const std::string& library, const std::string& config_head,
+                        int calls)
+{
+  std::string config = dir / "plugin.yaml";
+  std::ofstream(config) << "capture_probes:\n"
+                        << config_head
+                        << "  - name: PLUGIN\n    probe: uprobe\n    file: " PLUGIN_LIB
+                           "\n    regex: \"dc_plugin_.*\"\n";
+  plugin_run r{
+      trace_command(dir,
+                    std::string(PLUGIN_APP_BIN) + " " + shell_quote(library) + " " + std::to_string(calls),
+                    "--config " + shell_quote(config)),
+      0};
+  EXPECT_EQ(r.run.exit_code, 0) << r.run.err;
+  for (const auto& e : complete_events(r.run.trace))
+    if (e["cat"] == "PLUGIN") {
+      EXPECT_EQ(e["name"], "dc_plugin_work");
+      EXPECT_EQ(e["args"]["ret"], 2 * r.seen);
+      EXPECT_EQ(e["args"]["level"], 1);
+      ++r.seen;
+    }
+  return r;
+}
+
 // A library the program loads itself, after it started (dlopen, as MPI and HDF5 load plugins):
 // probes are attached to the file, so its calls are seen from the first one.
 TEST_F(runtime_test, FunctionsOfALibraryLoadedWithDlopenAreTraced)
 {
-  constexpr int calls = 7;
-  std::string config = dir / "plugin.yaml";
-  std::ofstream(config) << "capture_probes:\n  - name: PLUGIN\n    probe: uprobe\n    file: " PLUGIN_LIB
-                           "\n    regex: \"dc_plugin_.*\"\n";
-  auto run = trace_command(dir, std::string(PLUGIN_APP_BIN) + " " PLUGIN_LIB " " + std::to_string(calls),
-                           "--config " + shell_quote(config));
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  int seen = 0;
-  for (const auto& e : complete_events(run.trace))
-    if (e["cat"] == "PLUGIN") {
-      EXPECT_EQ(e["name"], "dc_plugin_work");
-      EXPECT_EQ(e["args"]["ret"], 2 * seen);
-      EXPECT_EQ(e["args"]["level"], 1);
-      ++seen;
-    }
-  EXPECT_EQ(seen, calls);
+  EXPECT_EQ(trace_plugin(dir, PLUGIN_LIB, "", 7).seen, 7);
 }
 
 // A library the config does not name but that defines the entry's functions (a renamed copy, as
@@ -166,27 +182,13 @@ TEST_F(runtime_test, FunctionsOfALibraryLoadedWithDlopenAreTraced)
 // The mapping is seen by the system-call layer (its mmap), which the config therefore has.
 TEST_F(runtime_test, AnUnnamedLibraryDefiningTheFunctionsIsProbedFromItsFirstCall)
 {
-  constexpr int calls = 7;
-  std::string config = dir / "plugin.yaml", copy = dir / "libdc_copy.so";
+  std::string copy = dir / "libdc_copy.so";
   std::filesystem::copy_file(PLUGIN_LIB, copy);
-  std::ofstream(config)
-      << "capture_probes:\n  - {name: POSIX, probe: syscalls}\n  - name: PLUGIN\n    probe: "
-         "uprobe\n    file: " PLUGIN_LIB "\n    regex: \"dc_plugin_.*\"\n";
-  auto run =
-      trace_command(dir, std::string(PLUGIN_APP_BIN) + " " + shell_quote(copy) + " " + std::to_string(calls),
-                    "--config " + shell_quote(config));
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  int seen = 0;
-  for (const auto& e : complete_events(run.trace))
-    if (e["cat"] == "PLUGIN") {
-      EXPECT_EQ(e["name"], "dc_plugin_work");
-      EXPECT_EQ(e["args"]["ret"], 2 * seen);
-      ++seen;
-    }
-  EXPECT_EQ(seen, calls) << run.err;
-  const auto& found = run.summary["uprobes"]["entries"][0]["found_in"];
+  auto r = trace_plugin(dir, copy, "  - {name: POSIX, probe: syscalls}\n", 7);
+  EXPECT_EQ(r.seen, 7) << r.run.err;
+  const auto& found = r.run.summary["uprobes"]["entries"][0]["found_in"];
   EXPECT_NE(found.dump().find(copy), std::string::npos) << found;
-  EXPECT_EQ(run.summary["events"]["lost"], 0);
+  EXPECT_EQ(r.run.summary["events"]["lost"], 0);
 }
 
 // USDT probes from a config (`probe: usdt`, provider and regex): every site hit is an instant
