@@ -139,6 +139,7 @@ result<> session::load(const session_options& options, const std::vector<std::un
     return fail(std::string("cannot read this process's pid namespace: ") + std::strerror(errno));
   object_settings settings{
       options.ring_bytes,
+      options.hold_ring_bytes,
       maps_.wake_mark,
       maps_.hold_new,
       maps_.profile_interval_ns,

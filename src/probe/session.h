@@ -27,6 +27,9 @@ struct session_options {
   const std::vector<uprobe_entry>* uprobe_entries = nullptr;  // with `uprobes`: the probe file's
   const beacon_target* beacon = nullptr;                      // the daemon: trace registering processes
   uint64_t profile_interval_ns = 0;  // profile mode: count events per interval in the kernel
+  // The hold ring's size, a power-of-two multiple of the page size; 0: the object's (64 KiB,
+  // bpf/task_record.bpf.h: ~4,000 records).
+  uint64_t hold_ring_bytes = 0;
 };
 
 // The maps of the object that user space reads and writes, and the settings they were made with.
