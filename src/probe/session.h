@@ -74,6 +74,10 @@ class session {
   // User-space functions the kernel refused to probe (skipped), as "name (binary)".
   std::vector<std::string> refused_functions() const;
   loss_counts losses();
+  // One kind of loss, summed over the CPUs (callable from any thread).
+  uint64_t loss(uint32_t kind) const;
+  // Processes whose end was not told (a full hold ring) found gone, and their links closed.
+  sweep_counts uprobe_swept() const;
   std::vector<page_cache_entry> page_cache_counts();
   const std::vector<layer_report>& reports() const { return reports_; }
   const std::vector<std::string>& notes() const { return notes_; }
