@@ -18,7 +18,7 @@
                                             * a file's or a call's path) found the ring full: no        \
                                             * event is missing, a name or a process fact is */          \
   X(GONE_UNSAID, gone_unsaid, 0) /* a process's end could not be told to the holder (its hold ring was  \
-                                  * full): its user-space probe links stay until the run ends */
+                                  * full): its user-space probe links wait for the holder's next sweep */
 
 enum dc_loss_kind {
 #define DC_LOSS_ENUM(kind, name, events) DC_LOSS_##kind,

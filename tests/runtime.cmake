@@ -169,10 +169,11 @@ add_dependencies(reliability_tests datacrumbs datacrumbs_probe_configurator data
 gtest_discover_tests(reliability_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30 TIMEOUT 600)
 
 # Storms (docs/reliability.md, Faults): a segfault, exit from many threads, an exec loop, a
-# fork/exec storm (DC_STORM_CHILDREN, default 10,000), pid reuse; strace as ground truth.
+# fork/exec storm (DC_STORM_CHILDREN, default 10,000), pid reuse; strace as ground truth. The hold
+# ring overflowed by a fork storm under user-space probes (DC_HOLD_FLOOD_CHILDREN, default 4,000).
 add_executable(storm_workload runtime/storm_workload.c)
 target_link_libraries(storm_workload PRIVATE Threads::Threads)
-add_executable(storm_tests runtime/storm_test.cpp runtime/strace_counts.cpp runtime/runtime_helpers.cpp runtime/process_tree.cpp
+add_executable(storm_tests runtime/storm_test.cpp runtime/hold_ring_test.cpp runtime/strace_counts.cpp runtime/runtime_helpers.cpp runtime/process_tree.cpp
   unit/trace_reader.cpp)
 target_include_directories(storm_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(storm_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>"

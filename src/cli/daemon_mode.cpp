@@ -97,6 +97,7 @@ result<int> run_daemon(const daemon_options& options)
   beacon_target beacon{installed_path("lib/libdatacrumbs_client.so"), probes_file->uid};
   session_options so;
   so.verbose = options.verbose;
+  so.hold_ring_bytes = options.hold_ring_bytes;
   so.layers = probes_file->kernel_layers;
   so.uprobes = &probes_file->uprobes;
   so.uprobe_entries = &probes_file->uprobe_entries;

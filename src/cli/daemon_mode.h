@@ -4,6 +4,7 @@
 // SIGTERM, then finishes the trace and removes its ready file.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/result.h"
@@ -14,6 +15,7 @@ struct daemon_options {
   std::string probe_file;
   std::string run_id;  // empty: the daemon's pid
   bool verbose = false;
+  uint64_t hold_ring_bytes = 0;  // DATACRUMBS_HOLD_RING_KB (a test and tuning knob); 0: 64 KiB
 };
 
 result<int> run_daemon(const daemon_options& options);

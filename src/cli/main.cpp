@@ -1,7 +1,11 @@
 // datacrumbs: the command-line entry. Parses arguments, runs one mode, and turns an error value
 // into the one line and exit code a user sees.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <expected>
 #include <string_view>
 
 #include "cli/analyze_mode.h"
@@ -26,17 +30,38 @@ int refuse(const std::string& why)
   return dc::cli::report("datacrumbs", why, 2);
 }
 
+// DATACRUMBS_HOLD_RING_KB, a test and tuning knob: the size of the ring on which the kernel side
+// tells this tool of processes to hold and of their end (bpf/task_record.bpf.h), in KiB. A ring
+// is a power-of-two number of pages. Unset or empty: 0, the object's own size (64 KiB). What is
+// wrong with a bad value, for one line and exit 2, as for an option's.
+std::expected<uint64_t, std::string> hold_ring_bytes()
+{
+  const char* value = std::getenv("DATACRUMBS_HOLD_RING_KB");
+  if (!value || !*value)
+    return 0;
+  auto page_kb = static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) >> 10;
+  std::string why = dc::cli::check_whole_number(value, page_kb, uint64_t{1} << 20);
+  if (why.empty())
+    why = dc::cli::check_power_of_two(value);
+  if (!why.empty())
+    return std::unexpected("DATACRUMBS_HOLD_RING_KB (the hold ring's size in KiB): " + why);
+  return std::stoull(value) << 10;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
   // The daemon: datacrumbs SIGNED-PROBES.json.gz [RUN-ID] (the form HPC sites script against).
+  auto hold_ring = hold_ring_bytes();
   if (argc >= 2 && std::string_view(argv[1]).ends_with(".json.gz")) {
     if (argc > 3)
       return refuse("usage: datacrumbs SIGNED-PROBES.json.gz [RUN-ID]");
     if (auto id = argc == 3 ? dc::check_run_id(argv[2]) : dc::result<>{}; !id)
       return report(id.error());
-    auto code = dc::run_daemon({argv[1], argc == 3 ? argv[2] : "", false});
+    if (!hold_ring)
+      return refuse(hold_ring.error());
+    auto code = dc::run_daemon({argv[1], argc == 3 ? argv[2] : "", false, *hold_ring});
     return code ? *code : report(code.error());
   }
   CLI::App app{"DataCrumbs: where an application's I/O goes, layer by layer", "datacrumbs"};
@@ -185,6 +210,9 @@ int main(int argc, char** argv)
   if (*run_cmd) {
     if (run.live && run.print && run.print_file.empty())
       return refuse("--print and --live both write to stdout: give --print a --print-file");
+    if (!hold_ring)
+      return refuse(hold_ring.error());
+    run.hold_ring_bytes = *hold_ring;
     auto code = dc::run_traced(run);
     return code ? *code : report(code.error());
   }

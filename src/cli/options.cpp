@@ -99,14 +99,15 @@ CLI::Validator whole_number(uint64_t min, uint64_t max)
       "INT in [" + std::to_string(min) + " - " + std::to_string(max) + "]");
 }
 
+std::string check_power_of_two(const std::string& value)
+{
+  uint64_t n = std::stoull(value);  // check_whole_number passed it
+  return (n & (n - 1)) == 0 ? std::string() : in_quotes(value) + " is not a power of two";
+}
+
 CLI::Validator power_of_two()
 {
-  return CLI::Validator(
-      [](std::string& v) {
-        uint64_t n = std::stoull(v);  // whole_number ran first
-        return (n & (n - 1)) == 0 ? std::string() : in_quotes(v) + " is not a power of two";
-      },
-      "POWER_OF_TWO");
+  return CLI::Validator([](std::string& v) { return check_power_of_two(v); }, "POWER_OF_TWO");
 }
 
 std::string check_output_file(const std::string& path)

@@ -47,6 +47,8 @@ CLI::Validator not_empty();
 // The checks above as plain functions (for values that do not come through CLI11): the empty
 // string when `value` is good, else what is wrong with it.
 std::string check_whole_number(const std::string& value, uint64_t min, uint64_t max);
+// A power of two (a value check_whole_number passed).
+std::string check_power_of_two(const std::string& value);
 std::string check_output_file(const std::string& path);
 std::string check_output_directory(const std::string& path);
 std::string check_input_file(const std::string& path);

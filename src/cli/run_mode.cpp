@@ -147,7 +147,7 @@ result<int> run_traced(const run_options& options)
   if (!views)
     return std::unexpected(views.error());
   auto probes = session::open({options.ring_bytes, options.verbose, options.layers, &*config, nullptr,
-                               nullptr, nullptr, interval_ns});
+                               nullptr, nullptr, interval_ns, options.hold_ring_bytes});
   if (!probes)
     return std::unexpected(probes.error());
   for (const auto& note : (*probes)->notes()) std::fprintf(stderr, "datacrumbs: %s\n", note.c_str());

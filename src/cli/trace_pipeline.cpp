@@ -24,10 +24,16 @@ nlohmann::json uprobes_json(const session& probes, const summary_builder& summar
                             const process_table& processes)
 {
   auto refused = probes.refused_functions();
+  sweep_counts swept = probes.uprobe_swept();
   nlohmann::json j = {{"functions", probes.current_uprobe_targets().size() - refused.size()},
                       {"refused", refused},
                       {"attach_ms", 0.0},
                       {"calls_linked_as", probes.uprobe_call_sessions() ? "session" : "entry and return"},
+                      {"swept",
+                       {{"processes", swept.processes},
+                        {"links", swept.links},
+                        {"sweeps", swept.sweeps},
+                        {"longest_us", swept.longest_us}}},
                       {"entries", uprobe_entries_json(probes.uprobe_entries(), probes.uprobe_placements(),
                                                       summary, processes)}};
   for (const auto& r : probes.reports())

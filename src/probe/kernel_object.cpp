@@ -72,6 +72,9 @@ result<> configure(datacrumbs_bpf* skel, const object_settings& s)
     return fail(std::string("cannot size the profile map: ") + std::strerror(-err));
   if (int err = bpf_map__set_max_entries(skel->maps.dc_events, static_cast<uint32_t>(s.ring_bytes)); err)
     return fail(std::string("cannot size the event ring: ") + std::strerror(-err));
+  auto hold_ring = static_cast<uint32_t>(s.hold_ring_bytes);
+  if (int err = hold_ring ? bpf_map__set_max_entries(skel->maps.dc_holds, hold_ring) : 0; err)
+    return fail(std::string("cannot size the hold ring: ") + std::strerror(-err));
   return {};
 }
 

@@ -16,6 +16,7 @@ namespace dc {
 
 struct object_settings {
   uint64_t ring_bytes = 0;
+  uint64_t hold_ring_bytes = 0;  // 0: as the object declares it (64 KiB)
   uint64_t wake_mark = 0;
   bool hold_new = false;             // hold new processes until their uprobes are attached
   uint64_t profile_interval_ns = 0;  // 0: trace mode

@@ -14,9 +14,10 @@ extern "C" {
 
 namespace dc {
 
-result<std::unique_ptr<process_holder>> process_holder::start(int holds_fd, user_probes& probes)
+result<std::unique_ptr<process_holder>> process_holder::start(int holds_fd, user_probes& probes,
+                                                              std::function<uint64_t()> gone_unsaid)
 {
-  std::unique_ptr<process_holder> h(new process_holder(probes));
+  std::unique_ptr<process_holder> h(new process_holder(probes, std::move(gone_unsaid)));
   h->ring_ = ring_buffer__new(holds_fd, &process_holder::on_record, h.get(), nullptr);
   if (!h->ring_)
     return fail(std::string("cannot open the hold ring: ") + std::strerror(errno));
@@ -62,22 +63,43 @@ int process_holder::on_record(void* ctx, void* data, size_t size)
 void process_holder::loop()
 {
   // Holds wake this thread as they come (BPF_RB_FORCE_WAKEUP), and so does stop().
+  int timeout_ms = 1000;
   while (!stopping_.load(std::memory_order_acquire)) {
-    int polled = wait_->wait(1000);
+    int polled = wait_->wait(timeout_ms);
     if (polled > 0) {
       if (int consumed = ring_buffer__consume(ring_); consumed < 0)
         note_failure(std::string("cannot read the hold ring: ") + std::strerror(-consumed));
-      continue;
+    } else if (polled != 0 && polled != -EINTR) {
+      note_failure(std::string("cannot wait on the hold ring: ") + std::strerror(-polled));
+      // Holds are still taken, by reading the ring every 10 ms.
+      (void)ring_buffer__consume(ring_);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    if (polled == 0 || polled == -EINTR)
-      continue;
-    note_failure(std::string("cannot wait on the hold ring: ") + std::strerror(-polled));
-    // Holds are still taken, by reading the ring every 10 ms.
-    (void)ring_buffer__consume(ring_);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    timeout_ms = sweep_if_ends_lost();
   }
   if (int consumed = ring_buffer__consume(ring_); consumed < 0)
     note_failure(std::string("cannot read the hold ring: ") + std::strerror(-consumed));
+}
+
+int process_holder::sweep_if_ends_lost()
+{
+  // The count grows as a process's last thread exits, a moment before its pidfd says it has
+  // ended: after a growth, sweeps go on every 250 ms for 2 s, so that a process still exiting
+  // at the first one is found by a later one. At most 4 a second while a storm keeps the ring
+  // full (a sweep polls every traced process's pidfd at once: microseconds for hundreds).
+  constexpr std::chrono::milliseconds every{250}, for_as_long{2000};
+  auto now = std::chrono::steady_clock::now();
+  if (uint64_t unsaid = gone_unsaid_(); unsaid != unsaid_seen_) {
+    unsaid_seen_ = unsaid;
+    sweep_until_ = now + for_as_long;
+  }
+  if (now >= sweep_until_)
+    return 1000;
+  if (now >= next_sweep_) {
+    probes_.sweep_gone();
+    next_sweep_ = now + every;
+  }
+  return static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(next_sweep_ - now).count());
 }
 
 void process_holder::note_failure(std::string what)

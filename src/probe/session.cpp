@@ -119,7 +119,8 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     if (auto gate = s->set_hold_gate(false); !gate)
       return std::unexpected(gate.error());
   if (s->user_probes_) {
-    auto holder = process_holder::start(s->maps_.holds_fd, *s->user_probes_);
+    auto holder = process_holder::start(s->maps_.holds_fd, *s->user_probes_,
+                                        [raw = s.get()] { return raw->loss(DC_LOSS_GONE_UNSAID); });
     if (!holder)
       return std::unexpected(holder.error());
     s->holder_ = std::move(*holder);
@@ -139,6 +140,7 @@ result<> session::load(const session_options& options, const std::vector<std::un
     return fail(std::string("cannot read this process's pid namespace: ") + std::strerror(errno));
   object_settings settings{
       options.ring_bytes,
+      options.hold_ring_bytes,
       maps_.wake_mark,
       maps_.hold_new,
       maps_.profile_interval_ns,
@@ -299,20 +301,28 @@ void session::disarm(uint32_t pid)
   bpf_map_delete_elem(maps_.traced_fd, &pid);
 }
 
+uint64_t session::loss(uint32_t kind) const
+{
+  int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0)
+    return 0;
+  std::vector<uint64_t> per_cpu(static_cast<size_t>(ncpu));
+  if (bpf_map_lookup_elem(maps_.lost_fd, &kind, per_cpu.data()) != 0)
+    return 0;
+  uint64_t sum = 0;
+  for (uint64_t v : per_cpu) sum += v;
+  return sum;
+}
+
+sweep_counts session::uprobe_swept() const
+{
+  return user_probes_ ? user_probes_->swept() : sweep_counts{};
+}
+
 loss_counts session::losses()
 {
   loss_counts total;
-  int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0)
-    return total;
-  std::vector<uint64_t> per_cpu(static_cast<size_t>(ncpu));
-  for (uint32_t kind = 0; kind < DC_LOSS_KINDS; ++kind) {
-    if (bpf_map_lookup_elem(maps_.lost_fd, &kind, per_cpu.data()) != 0)
-      continue;
-    uint64_t sum = 0;
-    for (uint64_t v : per_cpu) sum += v;
-    total.kernel[kind] = sum;
-  }
+  for (uint32_t kind = 0; kind < DC_LOSS_KINDS; ++kind) total.kernel[kind] = loss(kind);
   total.skipped = skipped_runs(skel_->obj, "process");
   for (const auto& l : layers_) total.skipped += l->skipped_runs();
   return total;

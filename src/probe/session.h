@@ -27,6 +27,9 @@ struct session_options {
   const std::vector<uprobe_entry>* uprobe_entries = nullptr;  // with `uprobes`: the probe file's
   const beacon_target* beacon = nullptr;                      // the daemon: trace registering processes
   uint64_t profile_interval_ns = 0;  // profile mode: count events per interval in the kernel
+  // The hold ring's size, a power-of-two multiple of the page size; 0: the object's (64 KiB,
+  // bpf/task_record.bpf.h: ~4,000 records).
+  uint64_t hold_ring_bytes = 0;
 };
 
 // The maps of the object that user space reads and writes, and the settings they were made with.
@@ -71,6 +74,10 @@ class session {
   // User-space functions the kernel refused to probe (skipped), as "name (binary)".
   std::vector<std::string> refused_functions() const;
   loss_counts losses();
+  // One kind of loss, summed over the CPUs (callable from any thread).
+  uint64_t loss(uint32_t kind) const;
+  // Processes whose end was not told (a full hold ring) found gone, and their links closed.
+  sweep_counts uprobe_swept() const;
   std::vector<page_cache_entry> page_cache_counts();
   const std::vector<layer_report>& reports() const { return reports_; }
   const std::vector<std::string>& notes() const { return notes_; }

@@ -9,14 +9,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <thread>
-#include <regex>
 #include <set>
 
 #include "core/category.h"
@@ -25,6 +22,7 @@
 #include "core/user_regex.h"
 #include "explore/elf_symbols.h"
 #include "datacrumbs.skel.h"
+#include "probe/process_links.h"
 #include "probe/uprobe_links.h"
 #include "probe/uprobe_objects.h"
 
@@ -91,17 +89,8 @@ class uprobe_layer final : public user_probes {
 
   result<> attach(uint32_t tgid, bool search_objects)
   {
-    // Backpressure: closing a link walks every mapping of its binary once per consumer still
-    // registered on each of its functions, so the links of exited processes, when they pile up
-    // faster than they close, make every close (and attach) slower, and a fork storm quadratic
-    // (4,000 exec'd children: 56 s, 6,700 links open at once). The next process waits here,
-    // held, until few are left to close.
-    closer_.wait_below(max_closing, std::chrono::seconds(2));
-    bool linked;
-    {
-      std::lock_guard lock(mutex_);
-      linked = procs_[tgid].libraries;
-    }
+    // The next process waits here, held, while many links are still to close (backpressure).
+    bool linked = links_.begin(tgid);
     std::vector<int> fds;
     if (!linked) {
       if (auto attached = attach_libraries(tgid, fds); !attached) {
@@ -110,10 +99,7 @@ class uprobe_layer final : public user_probes {
       }
     }
     auto found = search_objects ? attach_objects(tgid, fds) : result<>{};
-    std::lock_guard lock(mutex_);
-    process_probes& p = procs_[tgid];
-    p.libraries = true;
-    p.fds.insert(p.fds.end(), fds.begin(), fds.end());
+    links_.add(tgid, fds, true);
     return found;
   }
 
@@ -140,28 +126,13 @@ class uprobe_layer final : public user_probes {
     return refused_names_;
   }
 
-  void forget_process(uint32_t tgid) override
-  {
-    std::vector<int> fds;
-    {
-      std::lock_guard lock(mutex_);
-      auto it = procs_.find(tgid);
-      if (it == procs_.end())
-        return;
-      fds = std::move(it->second.fds);
-      procs_.erase(it);
-    }
-    closer_.close_later(std::move(fds));
-  }
+  void forget_process(uint32_t tgid) override { links_.forget(tgid); }
+  void sweep_gone() override { links_.sweep(); }
+  sweep_counts swept() const override { return links_.swept(); }
 
   void detach() override
   {
-    std::map<uint32_t, process_probes> all;
-    {
-      std::lock_guard lock(mutex_);
-      all.swap(procs_);
-    }
-    for (auto& [tgid, p] : all) closer_.close_later(std::move(p.fds));
+    links_.close_all();
     layer::detach();
   }
 
@@ -268,7 +239,7 @@ class uprobe_layer final : public user_probes {
       probe_set set;
       {
         std::lock_guard lock(mutex_);
-        if (!procs_[tgid].objects.insert(*id).second)
+        if (!links_.first_search(tgid, *id))
           continue;
         auto planned = planned_.find(*id);
         for (const object_function& f : scanner_.functions_of(path, *id)) {
@@ -391,12 +362,6 @@ class uprobe_layer final : public user_probes {
     return kept;
   }
 
-  // A traced process's links, and what they cover.
-  struct process_probes {
-    std::vector<int> fds;
-    bool libraries = false;     // the named libraries' functions are linked
-    std::set<file_id> objects;  // the objects searched for the entries' functions
-  };
   // Functions of one entry found in one object processes map, and those processes.
   struct found_in {
     size_t functions = 0;
@@ -408,7 +373,7 @@ class uprobe_layer final : public user_probes {
   call_programs calls() const { return calls_; }
   call_programs calls_;
 
-  mutable std::mutex mutex_;  // everything below but closer_: attached from two threads
+  mutable std::mutex mutex_;  // everything below but links_: attached from two threads
   std::vector<uprobe_target> targets_;
   object_scanner scanner_;
   std::map<std::pair<std::string, std::string>, uint64_t> index_;  // (category, function) -> target
@@ -419,10 +384,8 @@ class uprobe_layer final : public user_probes {
   std::map<std::string, probe_set> suspects_;  // LOCK-prefixed: tried alone by the first process
   std::map<std::string, probe_set> usdt_;      // USDT sites, per binary: entry only
   std::vector<std::string> refused_names_;
-  std::map<uint32_t, process_probes> procs_;         // per traced process
   std::set<std::pair<uint32_t, uint64_t>> no_hold_;  // files told to dc_code_known (dev, ino)
-  link_closer closer_;                               // joined (every link closed) with the layer
-  static constexpr size_t max_closing = 64;          // links of exited processes still to close
+  process_links links_;                              // per traced process; every link closed with the layer
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "config/probe_config.h"
 #include "core/uprobe_target.h"
 #include "probe/layer.h"
+#include "probe/process_links.h"
 
 namespace dc {
 
@@ -41,6 +42,9 @@ class user_probes : public layer {
   virtual result<> attach_before_exec(uint32_t tgid) = 0;
   // Detaches tgid's probes (the process is gone).
   virtual void forget_process(uint32_t tgid) = 0;
+  // Detaches the probes of every process that is gone (for those whose end was not told).
+  virtual void sweep_gone() = 0;
+  virtual sweep_counts swept() const = 0;
   // Functions the kernel refused to probe (found at the first attach, then skipped).
   virtual std::vector<std::string> refused_functions() const = 0;
   // Every probed function by probe index: the planned targets, then those found in the

@@ -17,6 +17,7 @@ struct bad_value {
   std::string args;  // a shell word list, run in the scratch directory
   int exit_code;
   std::string mentions;  // the line names this
+  std::string env = "";  // NAME=VALUE words set for the tool
 };
 
 const std::string long_name(65, 'x');
@@ -41,6 +42,16 @@ const std::vector<bad_value> cases = {
      "'1000000001' is out of range (0 to 1000000000)"},
     {"datacrumbs", "run --mode '' -- touch ran", 2, "--mode"},
     {"datacrumbs", "run --mode fast -- touch ran", 2, "--mode"},
+    // datacrumbs run and the daemon: the hold ring's size (an environment variable)
+    {"datacrumbs", "run -- touch ran", 2,
+     "DATACRUMBS_HOLD_RING_KB (the hold ring's size in KiB): 'abc' is not", "DATACRUMBS_HOLD_RING_KB=abc"},
+    {"datacrumbs", "run -- touch ran", 2, "'12' is not a power of two", "DATACRUMBS_HOLD_RING_KB=12"},
+    {"datacrumbs", "run -- touch ran", 2, "'2' is out of range (4 to 1048576)", "DATACRUMBS_HOLD_RING_KB=2"},
+    {"datacrumbs", "run -- touch ran", 2, "'2097152' is out of range", "DATACRUMBS_HOLD_RING_KB=2097152"},
+    {"datacrumbs", "run -- touch ran", 2, "'-64' is not a whole number", "DATACRUMBS_HOLD_RING_KB=-64"},
+    {"datacrumbs", "run -- touch ran", 2, "' 64' is not a whole number", "DATACRUMBS_HOLD_RING_KB=' 64'"},
+    {"datacrumbs", "probes.json.gz", 2, "DATACRUMBS_HOLD_RING_KB (the hold ring's size in KiB): '1.5'",
+     "DATACRUMBS_HOLD_RING_KB=1.5"},
     // datacrumbs run: output paths (nothing created, not even the trace)
     {"datacrumbs", "run -o missing/t.pfw.gz -- touch ran", 2, "directory 'missing' does not exist"},
     {"datacrumbs", "run -o dir -- touch ran", 2, "--output: 'dir' is a directory"},
@@ -232,8 +243,8 @@ TEST_F(runtime_test, EveryOptionsBadValueIsOneLineAndNothingWritten)
   const std::string bin = std::string(DATACRUMBS_BUILD_DIR) + "/bin/";
   for (const bad_value& c : cases) {
     std::string line = std::string(c.tool) + " " + c.args;
-    SCOPED_TRACE(line);
-    int got = run_shell("cd " + shell_quote(dir.path) + " && " + bin + line + " >" +
+    SCOPED_TRACE(c.env + " " + line);
+    int got = run_shell("cd " + shell_quote(dir.path) + " && " + c.env + " " + bin + line + " >" +
                         shell_quote(out / "out") + " 2>" + shell_quote(out / "err") + " </dev/null");
     std::string err = read_file(out / "err");
     EXPECT_EQ(got, c.exit_code) << err;

@@ -49,6 +49,23 @@ std::vector<pid_t> processes_where(const std::function<bool(const std::string& c
   return pids;
 }
 
+std::vector<pid_t> processes_with_argument(const std::string& argument)
+{
+  std::string marker = std::string(1, '\0') + argument + '\0';
+  return processes_where(
+      [&](const std::string& cmdline) { return cmdline.find(marker) != std::string::npos; });
+}
+
+int uprobe_links_of(pid_t pid)
+{
+  int n = 0;
+  std::error_code ec;  // the process may end, or an fd close, while they are read
+  for (std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/fdinfo", ec), end;
+       !ec && it != end; it.increment(ec))
+    n += read_file(it->path()).find("link_type:\tuprobe_multi") != std::string::npos;
+  return n;
+}
+
 std::vector<pid_t> descendants(pid_t root)
 {
   // /proc/PID/task/TID/children of every thread: cheap enough to poll a tree every millisecond.

@@ -18,43 +18,12 @@
 
 #include "runtime/process_tree.h"
 #include "runtime/runtime_helpers.h"
+#include "runtime/storm_fixture.h"
 #include "runtime/strace_counts.h"
 #include "sink/lanes.h"
 
 namespace dc::test {
 namespace {
-
-// The layers of a storm: every kernel layer. The user-space layers (the default config's stdio)
-// hold each new process while its probes attach, which takes a storm from seconds to minutes.
-const std::string kernel_layers = "--layers syscall,fs,block,pagecache,net,fault";
-
-int env_or(const char* name, int fallback)
-{
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoi(v) : fallback;
-}
-
-struct storm : runtime_test {
-  std::string data;
-  void SetUp() override
-  {
-    runtime_test::SetUp();
-    data = dir / "data";
-    ASSERT_EQ(run_shell("head -c 4096 /dev/urandom > " + shell_quote(data)), 0);
-  }
-  std::string workload(const std::string& args) const { return std::string(STORM_WORKLOAD_BIN) + " " + args; }
-  // Events of the POSIX layer on the data file.
-  std::vector<nlohmann::json> data_calls(const traced_run& run) const
-  {
-    auto names = file_names(run.trace);
-    std::vector<nlohmann::json> out;
-    for (const auto& e : complete_events(run.trace))
-      if (e["cat"] == "POSIX" && e["args"].contains("fhash") &&
-          names[e["args"]["fhash"].get<uint64_t>()] == data)
-        out.push_back(e);
-    return out;
-  }
-};
 
 // The program dies of SIGSEGV after 1000 preads: the tool exits 139 as it does for any signal
 // death (128 + the signal; the summary's exit_code too), and every call it made up to the crash
@@ -273,17 +242,6 @@ TEST_P(fork_storm, CountsEqualStrace)
 
 INSTANTIATE_TEST_SUITE_P(how, fork_storm, ::testing::Values("io", "exec"));
 
-// The uprobe_multi links process `pid` holds (each a bpf_link fd whose fdinfo says so).
-int uprobe_links_of(pid_t pid)
-{
-  int n = 0;
-  std::error_code ec;  // the process may end, or an fd close, while they are read
-  for (std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/fdinfo", ec), end;
-       !ec && it != end; it.increment(ec))
-    n += read_file(it->path()).find("link_type:\tuprobe_multi") != std::string::npos;
-  return n;
-}
-
 // With the default config every exec'd child gets links of its own for the stdio probes. Their
 // closing at its exit once fell behind a storm, and each close walks every mapping of libc once
 // per link still open on its functions: 4,000 children had 6,700 links open at once and took
@@ -299,10 +257,8 @@ TEST_F(storm, UprobeLinksOfExitedProcessesDoNotPileUp)
     done = true;
   });
   int most = 0, samples = 0;
-  std::string marker = std::string(1, '\0') + (dir / "trace.pfw.gz") + '\0';
   while (!done) {
-    for (pid_t pid :
-         processes_where([&](const std::string& cmd) { return cmd.find(marker) != std::string::npos; }))
+    for (pid_t pid : processes_with_argument(dir / "trace.pfw.gz"))
       most = std::max(most, uprobe_links_of(pid));
     ++samples;
     usleep(20'000);

@@ -14,6 +14,11 @@
  *                                       one-byte pread and a close of FILE and _exit(0)s (HOW=io)
  *                                       or execs this program as "child FILE" which does the
  *                                       same and returns 0 (HOW=exec)
+ *   storm_workload flood FILE N DIR     writes DIR/ready, waits for DIR/start, then forks N
+ *                                       children as fast as it can (each does what a fork
+ *                                       storm's io child does), reaping as it goes; once all are
+ *                                       reaped, writes the number that did not exit 0 to
+ *                                       DIR/stormed, waits for DIR/go and returns 0 if none
  *   storm_workload reuse DIR            forks a child that opens DIR/traced_1 and exits; writes
  *                                       its pid to DIR/old.pid; waits for DIR/go; then gets that
  *                                       pid again for a new child (ns_last_pid) which opens
@@ -158,6 +163,52 @@ static void write_text(const char* dir, const char* name, long value)
     die(path);
 }
 
+static void wait_for_file(const char* dir, const char* name)
+{
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  struct timespec ms = {0, 1000000};
+  while (access(path, F_OK) != 0) nanosleep(&ms, NULL);
+}
+
+/* Children of a status other than 0. */
+static int bad_status(int status)
+{
+  return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+}
+
+/* Forks without waiting for the children between forks: with user-space probes each new child
+ * is held until its probes attach, so the holds pile up faster than the tracer takes them and
+ * fill its hold ring; the children it continues then exit while the ring is still full. */
+static int flood(int n, const char* dir)
+{
+  write_text(dir, "ready", (long)getpid());
+  wait_for_file(dir, "start");
+  int running = 0, bad = 0, status;
+  for (int i = 0; i < n; ++i) {
+    pid_t pid = fork();
+    if (pid < 0)
+      die("fork");
+    if (pid == 0) {
+      child_io();
+      _exit(0);
+    }
+    ++running;
+    while (waitpid(-1, &status, WNOHANG) > 0) {
+      --running;
+      bad += bad_status(status);
+    }
+  }
+  for (; running > 0; --running) {
+    if (wait(&status) < 0)
+      die("wait");
+    bad += bad_status(status);
+  }
+  write_text(dir, "stormed", bad);
+  wait_for_file(dir, "go");
+  return bad ? 1 : 0;
+}
+
 /* Forks a child that opens DIR/NAME if its pid is `want` (any pid when want is 0); returns the
  * child's pid once it has exited, or 0 when it did not get `want`. */
 static pid_t child_opening(const char* dir, const char* name, pid_t want)
@@ -191,10 +242,7 @@ static int reuse(const char* dir)
 {
   pid_t old = child_opening(dir, "traced_1", 0);
   write_text(dir, "old.pid", old);
-  char go[4096];
-  snprintf(go, sizeof(go), "%s/go", dir);
-  struct timespec ms = {0, 1000000};
-  while (access(go, F_OK) != 0) nanosleep(&ms, NULL);
+  wait_for_file(dir, "go");
   pid_t again = 0;
   for (int i = 0; i < 50 && !again; ++i) again = child_opening(dir, "traced_2", old);
   write_text(dir, "again", again);
@@ -237,6 +285,8 @@ int main(int argc, char** argv)
   }
   if (strcmp(argv[1], "fork") == 0 && argc == 5)
     return fork_storm("/proc/self/exe", atoi(argv[3]), strcmp(argv[4], "exec") == 0);
+  if (strcmp(argv[1], "flood") == 0 && argc == 5)
+    return flood(atoi(argv[3]), argv[4]);
   if (strcmp(argv[1], "reuse") == 0)
     return reuse(argv[2]);
   return 2;
