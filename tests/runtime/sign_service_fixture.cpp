@@ -10,11 +10,24 @@
 
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 
 #include "deploy/probe_file.h"
 #include "deploy/signing_service.h"
 
 namespace dc::test {
+namespace {
+
+// A system user with no home and no login shell: its uid and gid, uid 0 when it could not be made.
+std::pair<uid_t, gid_t> make_user(const std::string& name)
+{
+  if (run_shell("useradd --system --no-create-home --shell /usr/sbin/nologin " + name) != 0)
+    return {0, 0};
+  passwd* pw = getpwnam(name.c_str());
+  return pw ? std::pair(pw->pw_uid, pw->pw_gid) : std::pair<uid_t, gid_t>(0, 0);
+}
+
+}  // namespace
 
 void sign_service_test::SetUp()
 {
@@ -24,12 +37,14 @@ void sign_service_test::SetUp()
   std::filesystem::create_directories(shared);
   std::filesystem::permissions(shared, std::filesystem::perms::all | std::filesystem::perms::sticky_bit);
   user = "dcsign" + std::to_string(getpid());
-  ASSERT_EQ(run_shell("useradd --system --no-create-home --shell /usr/sbin/nologin " + user), 0);
-  passwd* pw = getpwnam(user.c_str());
-  ASSERT_NE(pw, nullptr);
-  uid = pw->pw_uid;
-  gid = pw->pw_gid;
-  ASSERT_NE(uid, 0u);
+  std::tie(uid, gid) = make_user(user);
+  ASSERT_NE(uid, 0u) << "cannot make user " << user;
+}
+
+std::pair<uid_t, gid_t> sign_service_test::add_user(const std::string& suffix)
+{
+  more_users.push_back(user + suffix);
+  return make_user(more_users.back());
 }
 
 void sign_service_test::TearDown()
@@ -39,6 +54,8 @@ void sign_service_test::TearDown()
   if (!user.empty()) {
     EXPECT_EQ(run_shell("userdel " + user + " 2>/dev/null"), 0) << "could not remove user " << user;
   }
+  for (const auto& name : more_users)
+    EXPECT_EQ(run_shell("userdel " + name + " 2>/dev/null"), 0) << "could not remove user " << name;
   std::filesystem::remove_all(shared);
   deploy_test::TearDown();
 }

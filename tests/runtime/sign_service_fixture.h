@@ -1,7 +1,7 @@
 // The signing service's security tests' fixture (sign_service_test.cpp, secrets_test.cpp): the
 // real datacrumbs_sign_probes on a socket in a directory every user can reach, a real second user
-// made by the test (useradd) and removed at its end, and clients that run as a given uid in a
-// child process.
+// made by the test (useradd; more with add_user) and removed at its end, and clients that run as
+// a given uid in a child process.
 #pragma once
 
 #include <pwd.h>
@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "runtime/deploy_fixture.h"
 
@@ -21,9 +23,12 @@ struct sign_service_test : deploy_test {
   uid_t uid = 0;
   gid_t gid = 0;
   pid_t service = 0;
+  std::vector<std::string> more_users;  // add_user's, removed at the end too
 
   void SetUp() override;
   void TearDown() override;
+  // Another real user, dcsign<pid><suffix>: its uid and gid (uid 0: it could not be made).
+  std::pair<uid_t, gid_t> add_user(const std::string& suffix);
   // Starts datacrumbs_sign_probes in the background (`prefix`: e.g. setpriv and its options)
   // and waits for its socket; its stderr goes to DIR/sign.err.
   void start_service(const std::string& prefix = "");
