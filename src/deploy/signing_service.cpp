@@ -21,6 +21,7 @@
 
 #include "deploy/probe_file.h"
 #include "deploy/readable_check.h"
+#include "deploy/sign_slots.h"
 
 namespace dc {
 
@@ -31,8 +32,13 @@ namespace {
 constexpr size_t max_request = 16 << 20;
 constexpr size_t max_connections = 128;
 // One user cannot take every slot: past this, its new connections are refused at once (which
-// also drains its queued ones from the listen backlog quickly, ahead of other users').
+// also drains its queued ones from the listen backlog quickly, ahead of other users'). Several
+// users together can fill them: then a new one's uid gets a slot as sign_slots.h decides.
 constexpr size_t max_per_uid = 32;
+// Connections accepted (or refused) per round: clients that connect again and again cannot keep
+// the loop from reading those it holds, or take every slot between a new client's accept and
+// the read of its request (a slot is displaced oldest first: 127 others go before it).
+constexpr size_t max_accepts_per_round = 32;
 // From accept to the last byte of the reply. A local client writes its request at once; one that
 // trickles or stalls is cut off, so it cannot hold a slot (or the service) for long.
 constexpr auto connection_deadline = std::chrono::seconds(10);
@@ -171,6 +177,57 @@ bool give_output(connection& c)
   return true;
 }
 
+// Ends a connection before its answer: one try to say why (unless a reply is already going out:
+// a line inside it would only corrupt it); a client that cannot take it is dropped anyway.
+void end_early(connection& c, std::string why)
+{
+  if (c.checking) {
+    c.checking = false;
+    (void)abandon_readable_check(c.check);
+  }
+  if (!c.replying) {
+    start_reply(c, std::move(why));
+    (void)give_output(c);
+  }
+  close(c.fd);
+}
+
+std::string uid_text(std::optional<uint32_t> uid)
+{
+  return "uid " + (uid ? std::to_string(*uid) : std::string("unknown"));
+}
+
+// A new client, if its uid may have a slot: past its uid's limit it is refused; when every slot
+// is taken, a busier uid's connection makes room for it, or it is refused.
+void admit(std::list<connection>& clients, int fd)
+{
+  connection c;
+  c.fd = fd;
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+    c.uid = cred.uid;
+  if (c.uid && static_cast<size_t>(std::ranges::count(clients, c.uid, &connection::uid)) >= max_per_uid)
+    return end_early(c, "ERR " + uid_text(c.uid) + " has " + std::to_string(max_per_uid) +
+                            " requests open already, the most one user may have\n");
+  if (clients.size() >= max_connections) {
+    std::vector<slot_holder> held;
+    for (const auto& o : clients) held.push_back({o.uid, o.checking || o.replying});
+    auto choice = choose_slot(held, c.uid);
+    std::string all = std::to_string(max_connections) + " connections";
+    if (!choice.displace)
+      return end_early(c, "ERR all " + all + " are taken and " + uid_text(c.uid) + " holds " +
+                              std::to_string(choice.own) +
+                              " of them, within one of the most any user holds: try again\n");
+    auto busiest = std::next(clients.begin(), static_cast<std::ptrdiff_t>(*choice.displace));
+    end_early(*busiest, "ERR closed to make room for another user: " + uid_text(busiest->uid) + " held " +
+                            std::to_string(choice.most) + " of the " + all + ", the most\n");
+    clients.erase(busiest);
+  }
+  c.deadline = std::chrono::steady_clock::now() + connection_deadline;
+  clients.push_back(std::move(c));
+}
+
 volatile sig_atomic_t stopping = 0;
 
 }  // namespace
@@ -221,20 +278,17 @@ result<> serve_signing(const std::string& socket_path, const std::string& secret
         continue;
       }
       std::string limit = std::to_string(connection_deadline.count()) + " s";
+      std::string why = "ERR request not complete within " + limit + "\n";
       if (it->checking) {  // an open that does not return: FUSE or NFS not answering
         it->checking = false;
-        start_reply(*it, "ERR cannot tell whether uid " + std::to_string(it->probes.uid) + " can read " +
-                             abandon_readable_check(it->check) + ": opening it did not return within " +
-                             limit + "\n");
-        (void)give_output(*it);
-      } else if (!it->replying) {  // one try to say why; a client that cannot take it is dropped anyway
-        start_reply(*it, "ERR request not complete within " + limit + "\n");
-        (void)give_output(*it);
+        why = "ERR cannot tell whether uid " + std::to_string(it->probes.uid) + " can read " +
+              abandon_readable_check(it->check) + ": opening it did not return within " + limit + "\n";
       }
-      close(it->fd);
+      end_early(*it, std::move(why));
       it = clients.erase(it);
     }
-    fds.assign(1, pollfd{*fd, static_cast<short>(clients.size() < max_connections ? POLLIN : 0), 0});
+    // Accepting even when every slot is taken: a new client's uid may be owed one (admit).
+    fds.assign(1, pollfd{*fd, POLLIN, 0});
     auto next = now + connection_deadline;
     for (const auto& c : clients) {
       fds.push_back({c.checking ? c.check.fd : c.fd, static_cast<short>(c.replying ? POLLOUT : POLLIN), 0});
@@ -263,22 +317,11 @@ result<> serve_signing(const std::string& socket_path, const std::string& secret
         ++it;
       }
     }
-    while (fds[0].revents != 0 && clients.size() < max_connections) {
+    for (size_t accepted = 0; fds[0].revents != 0 && accepted < max_accepts_per_round; ++accepted) {
       int conn = accept4(*fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (conn < 0)
         break;
-      connection& c = clients.emplace_back();
-      c.fd = conn;
-      c.deadline = clock::now() + connection_deadline;
-      ucred cred{};
-      socklen_t len = sizeof(cred);
-      if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
-        c.uid = cred.uid;
-      if (c.uid && std::count_if(clients.begin(), clients.end(), [&](const connection& o) {
-                     return o.uid == c.uid;
-                   }) > static_cast<std::ptrdiff_t>(max_per_uid))
-        start_reply(c, "ERR uid " + std::to_string(*c.uid) + " has " + std::to_string(max_per_uid) +
-                           " requests open already, the most one user may have\n");
+      admit(clients, conn);
     }
   }
   for (auto& c : clients) {
