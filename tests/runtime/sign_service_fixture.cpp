@@ -102,6 +102,16 @@ std::string request_content(uint32_t claimed_uid, const std::string& binary)
   return probe_file_content(p);
 }
 
+std::string many_probes(size_t n, const std::vector<std::string>& binaries)
+{
+  probe_file p;
+  p.kernel_layers = {"syscall"};
+  for (size_t i = 0; i < n; ++i)
+    p.uprobes.push_back(
+        {"STDIO", std::string("f").append(std::to_string(i)), binaries[i % binaries.size()], 4096 + i});
+  return probe_file_content(p);
+}
+
 client spawn_as(uid_t uid, gid_t gid, const std::function<std::string()>& body)
 {
   int p[2];
@@ -143,6 +153,11 @@ std::string ask_as(uid_t uid, gid_t gid, const std::string& socket, const std::s
     return got ? "OK\n" + *got : "ERR " + got.error().message;
   });
   return result_of(c);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t)
+{
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 int connect_to(const std::string& socket)

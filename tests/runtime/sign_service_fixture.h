@@ -7,6 +7,7 @@
 #include <pwd.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -41,6 +42,8 @@ struct sign_service_test : deploy_test {
 // Unsigned content for the service: the syscalls and libc's fwrite, claiming `claimed_uid`.
 std::string request_content(uint32_t claimed_uid,
                             const std::string& binary = "/usr/lib/x86_64-linux-gnu/libc.so.6");
+// Unsigned content with `n` probes, the i-th on binaries[i % size] (a request as large as wanted).
+std::string many_probes(size_t n, const std::vector<std::string>& binaries);
 
 // Runs `body` in a child process as uid/gid (root: as is), killed after 30 s; returns what body
 // returned.
@@ -53,6 +56,9 @@ std::string result_of(client& c);  // waits for the child; its result, or "child
 
 // Asks the service as uid/gid: "OK\n" and the signed bytes, or "ERR " and the error's message.
 std::string ask_as(uid_t uid, gid_t gid, const std::string& socket, const std::string& content);
+
+// Seconds from `t` to now.
+double seconds_since(std::chrono::steady_clock::time_point t);
 
 // A connected client socket (reads give up after 30 s), or -1.
 int connect_to(const std::string& socket);

@@ -1,9 +1,9 @@
 // The signing service under hostile clients (issue 15, security): a request over its limit, a
-// client sending one byte a second and one sending nothing, 64 clients at once, users holding
-// every connection slot together, clients that go away mid-request; each time the others are
-// served, and every file is signed for the uid the kernel reports for the connection
-// (SO_PEERCRED), whatever uid the request claims. Probes on a binary the asking user cannot read
-// (or that is not a regular file) are refused, for a real user the test makes. Figures:
+// client sending one byte a second and one sending nothing, 64 clients at once, clients that go
+// away mid-request; each time the others are served, and every file is signed for the uid the
+// kernel reports for the connection (SO_PEERCRED), whatever uid the request claims. Probes on a
+// binary the asking user cannot read (or that is not a regular file) are refused, for a real
+// user the test makes. Users sharing the service: sign_fair_test.cpp. Figures:
 // docs/reliability.md.
 #include <poll.h>
 #include <signal.h>
@@ -15,12 +15,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <map>
-#include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "deploy/probe_file.h"
@@ -31,11 +27,6 @@ namespace dc::test {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t)
-{
-  return std::chrono::duration<double>(clock_type::now() - t).count();
-}
 
 TEST_F(sign_service_test, ARequestOverTheLimitIsRefusedAndTheServiceKeepsServing)
 {
@@ -227,117 +218,6 @@ TEST_F(sign_service_test, OneUserCannotTakeEverySlot)
         uid, took);
 }
 
-// How many descriptors `pid` has open.
-size_t open_fds(pid_t pid)
-{
-  std::error_code ec;
-  size_t n = 0;
-  for (std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", ec), end;
-       !ec && it != end; it.increment(ec))
-    ++n;
-  return n;
-}
-
-// Holds `n` silent connections to the service until `stop` reads EOF; each one the service
-// closes is read to its end and replaced at once. Returns each distinct answer the closed ones
-// got, one a line: "COUNT ANSWER".
-std::string hold_slots(const std::string& socket, size_t n, int stop)
-{
-  std::vector<int> held;
-  for (size_t i = 0; i < n; ++i) held.push_back(connect_to(socket));
-  std::map<std::string, int> seen;
-  for (;;) {
-    std::vector<pollfd> fds{{stop, POLLIN, 0}};
-    for (int fd : held) fds.push_back({fd, POLLIN, 0});
-    if (poll(fds.data(), fds.size(), -1) < 0)
-      continue;
-    if (fds[0].revents != 0)
-      break;
-    for (size_t i = 0; i < held.size(); ++i) {
-      if (fds[i + 1].revents == 0)
-        continue;
-      std::string answer = read_reply(held[i]);
-      close(held[i]);
-      ++seen[answer.empty() ? "(closed without a line)\n" : answer];
-      held[i] = connect_to(socket);
-      if (held[i] < 0)
-        ++seen["(could not connect again)\n"];
-    }
-  }
-  for (int fd : held) close(fd);
-  std::string out;
-  for (const auto& [answer, count] : seen) out += std::to_string(count) + " " + answer;
-  return out;
-}
-
-// Four users (made by the test, as one person with four uids would be) hold all 128
-// connections, 32 each, silent, and connect again whenever one is closed. The test's own user
-// asks three times meanwhile, each time once the 128 are all held again: each request is signed
-// at once, by closing one of the busiest users' silent connections (with a line saying why).
-TEST_F(sign_service_test, UsersHoldingEverySlotTogetherCannotStarveAnother)
-{
-  start_service();
-  size_t idle_fds = open_fds(service);
-  int stop[2];
-  ASSERT_EQ(pipe(stop), 0);
-  std::vector<client> attackers;
-  std::vector<std::pair<uid_t, gid_t>> attacker_ids;
-  for (char suffix : {'a', 'b', 'c', 'd'}) {
-    auto [as, group] = add_user(std::string(1, suffix));
-    ASSERT_NE(as, 0u);
-    attacker_ids.emplace_back(as, group);
-    attackers.push_back(spawn_as(as, group, [&] {
-      close(stop[1]);
-      return hold_slots(socket, 32, stop[0]);
-    }));
-  }
-  close(stop[0]);
-  constexpr int asks = 3;
-  double slowest = 0;
-  for (int i = 0; i < asks; ++i) {
-    EXPECT_TRUE(wait_for([&] { return open_fds(service) == idle_fds + 128; }))
-        << "the attackers hold " << open_fds(service) - idle_fds << " connections, not 128";
-    auto asked = clock_type::now();
-    std::string answer = ask_as(uid, gid, socket, request_content(0));
-    double took = seconds_since(asked);
-    EXPECT_EQ(signed_uid_of(answer), uid) << answer.substr(0, 200);
-    EXPECT_LT(took, 2.0) << "the victim waited for the attackers' slots";
-    slowest = std::max(slowest, took);
-  }
-  close(stop[1]);
-  // What each attacker's closed connections were told: closed to make room (once per ask, in
-  // all), its reconnections refused while the victim held the slot, and nothing else.
-  int evicted = 0, refused = 0;
-  for (size_t i = 0; i < attackers.size(); ++i) {
-    std::string who = "uid " + std::to_string(attacker_ids[i].first);
-    std::string seen = result_of(attackers[i]);
-    for (size_t at = 0, end; (end = seen.find('\n', at)) != std::string::npos; at = end + 1) {
-      std::string line = seen.substr(at, end - at);
-      int count = std::atoi(line.c_str());
-      std::string answer = line.substr(std::min(line.size(), line.find(' ') + 1));
-      if (answer ==
-          "ERR closed to make room for another user: " + who + " held 32 of the 128 connections, the most")
-        evicted += count;
-      else if (answer.starts_with("ERR all 128 connections are taken and " + who + " holds "))
-        refused += count;
-      else
-        ADD_FAILURE() << who << " was told " << count << " times: " << answer;
-    }
-  }
-  EXPECT_EQ(evicted, asks);
-  // The service still serves, the attackers too once they let go.
-  EXPECT_EQ(signed_uid_of(ask_as(uid, gid, socket, request_content(0))), uid);
-  auto [attacker, group] = attacker_ids[0];
-  EXPECT_EQ(signed_uid_of(ask_as(attacker, group, socket, request_content(0))), attacker);
-  EXPECT_TRUE(stop_service()) << "the service died: " << read_file(dir / "sign.err");
-  if (!HasFailure())
-    std::printf(
-        "figure: sign service: 4 users holding all 128 connections (silent, reconnecting): uid %u signed %d "
-        "times, the slowest in %.3f s; %d of their connections closed to make room, %d reconnections "
-        "refused\n",
-        uid, asks, slowest, evicted, refused);
-}
-
 TEST_F(sign_service_test, ClientsThatGoAwayMidRequestLeaveTheServiceServing)
 {
   start_service();
@@ -370,17 +250,6 @@ TEST_F(sign_service_test, ClientsThatGoAwayMidRequestLeaveTheServiceServing)
         "figure: sign service: %d clients gone mid-request, before the reply or at once; the next one "
         "signed\n",
         3 * each);
-}
-
-// Content with `n` probes, the i-th on binaries[i % size].
-std::string many_probes(size_t n, const std::vector<std::string>& binaries)
-{
-  probe_file p;
-  p.kernel_layers = {"syscall"};
-  for (size_t i = 0; i < n; ++i)
-    p.uprobes.push_back(
-        {"STDIO", std::string("f").append(std::to_string(i)), binaries[i % binaries.size()], 4096 + i});
-  return probe_file_content(p);
 }
 
 // Readability is checked once per distinct binary, in one child: a request naming 100,000
