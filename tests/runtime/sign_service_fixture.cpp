@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <tuple>
@@ -173,6 +174,19 @@ int connect_to(const std::string& socket)
   timeval limit{30, 0};  // a service that never answers fails the test instead of hanging it
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
   return fd;
+}
+
+bool send_all(int fd, const std::string& data)
+{
+  for (size_t at = 0; at < data.size();) {
+    ssize_t n = send(fd, data.data() + at, data.size() - at, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    at += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 std::string read_reply(int fd)

@@ -62,6 +62,8 @@ double seconds_since(std::chrono::steady_clock::time_point t);
 
 // A connected client socket (reads give up after 30 s), or -1.
 int connect_to(const std::string& socket);
+// Sends all of `data` (no SIGPIPE); false when the service closed or refused first.
+bool send_all(int fd, const std::string& data);
 // Reads until EOF or an error; what arrived.
 std::string read_reply(int fd);
 

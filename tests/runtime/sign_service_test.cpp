@@ -131,13 +131,8 @@ TEST_F(sign_service_test, SixtyFourClientsAtOnceAreEachSignedForTheirOwnUid)
       char byte = fd >= 0 ? 'r' : 'x';
       if (write(ready[1], &byte, 1) != 1 || read(go[0], &byte, 1) != 0)  // EOF: go
         return std::string("no go");
-      size_t at = 0;
-      while (at < content.size()) {
-        ssize_t n = send(fd, content.data() + at, content.size() - at, MSG_NOSIGNAL);
-        if (n <= 0)
-          return std::string("send failed");
-        at += static_cast<size_t>(n);
-      }
+      if (!send_all(fd, content))
+        return std::string("send failed");
       shutdown(fd, SHUT_WR);
       return read_reply(fd);
     }));
