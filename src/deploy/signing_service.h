@@ -10,7 +10,10 @@
 // once. When all 128 are taken, a new client whose uid holds none (or two fewer than the busiest
 // uid) takes the place of the busiest uid's oldest connection, which is told "ERR closed to make
 // room for another user: ..." unless its reply is already going out; other new clients are told
-// "ERR all 128 connections are taken and ...: try again" (sign_slots.h).
+// "ERR all 128 connections are taken and ...: try again" (sign_slots.h). Requests are parsed
+// and signed one at a time, the next one of the uid that used that least lately (sign_turns.h);
+// one still waiting at its deadline gets "ERR request not answered within 10 s: the service is
+// busy, try again".
 #pragma once
 
 #include <string>
