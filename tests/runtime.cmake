@@ -157,7 +157,7 @@ endif()
 add_executable(ring_flood runtime/ring_flood.c)
 target_link_libraries(ring_flood PRIVATE Threads::Threads)
 add_executable(reliability_tests runtime/hold_kill_test.cpp runtime/fuse_trace_test.cpp runtime/disk_full_test.cpp runtime/ring_overflow_test.cpp runtime/planted_links_test.cpp runtime/read_only_test.cpp runtime/trace_fault.cpp runtime/loop_fs.cpp runtime/process_tree.cpp runtime/deploy_fixture.cpp
-  runtime/sign_service_test.cpp runtime/secrets_test.cpp runtime/daemon_uid_test.cpp runtime/sign_hang_test.cpp runtime/sign_service_fixture.cpp
+  runtime/sign_service_test.cpp runtime/sign_fair_test.cpp runtime/secrets_test.cpp runtime/daemon_uid_test.cpp runtime/sign_hang_test.cpp runtime/sign_service_fixture.cpp
   runtime/runtime_helpers.cpp unit/trace_reader.cpp)
 target_include_directories(reliability_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(reliability_tests PRIVATE DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>"

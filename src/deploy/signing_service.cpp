@@ -16,23 +16,27 @@
 #include <filesystem>
 #include <list>
 #include <optional>
-#include <set>
 #include <vector>
 
-#include "deploy/probe_file.h"
 #include "deploy/readable_check.h"
+#include "deploy/sign_connection.h"
+#include "deploy/sign_slots.h"
+#include "deploy/sign_turns.h"
+#include "deploy/sign_worker.h"
 
 namespace dc {
 
 namespace {
 
-// A request is one probe file's content: far below this even for a config probing thousands of
-// functions. With max_connections, it bounds what clients can make the service hold.
-constexpr size_t max_request = 16 << 20;
 constexpr size_t max_connections = 128;
 // One user cannot take every slot: past this, its new connections are refused at once (which
-// also drains its queued ones from the listen backlog quickly, ahead of other users').
+// also drains its queued ones from the listen backlog quickly, ahead of other users'). Several
+// users together can fill them: then a new one's uid gets a slot as sign_slots.h decides.
 constexpr size_t max_per_uid = 32;
+// Connections accepted (or refused) per round: clients that connect again and again cannot keep
+// the loop from reading those it holds, or take every slot between a new client's accept and
+// the read of its request (a slot is displaced oldest first: 127 others go before it).
+constexpr size_t max_accepts_per_round = 32;
 // From accept to the last byte of the reply. A local client writes its request at once; one that
 // trickles or stalls is cut off, so it cannot hold a slot (or the service) for long.
 constexpr auto connection_deadline = std::chrono::seconds(10);
@@ -80,104 +84,112 @@ bool write_all(int fd, const std::string& data)
   return true;
 }
 
-// One client: its request coming in, then its reply going out, all before its deadline.
-struct connection {
-  int fd = -1;
-  std::optional<uint32_t> uid;  // SO_PEERCRED, taken at accept
-  std::string request, reply;
-  size_t sent = 0;
-  bool replying = false;
-  std::chrono::steady_clock::time_point deadline;
-  // Between the request and the reply: the request's probes while their binaries are checked.
-  bool checking = false;
-  probe_file probes;
-  readable_check check;
-};
-
-void start_reply(connection& c, std::string reply)
+std::string uid_text(std::optional<uint32_t> uid)
 {
-  c.reply = std::move(reply);
-  c.replying = true;
+  return "uid " + (uid ? std::to_string(*uid) : std::string("unknown"));
 }
 
-// The check is done: the signed file, or why not.
-void finish_answer(connection& c, const std::string& secret)
+// A new client, if its uid may have a slot: past its uid's limit it is refused; when every slot
+// is taken, a busier uid's connection makes room for it, or it is refused.
+void admit(std::list<connection>& clients, int fd, uint64_t id)
 {
-  c.checking = false;
-  if (auto unreadable = finish_readable_check(c.check))
-    return start_reply(c, "ERR uid " + std::to_string(c.probes.uid) + " cannot read " + *unreadable + "\n");
-  auto signed_bytes = sign_probe_file(c.probes, secret);
-  start_reply(c, signed_bytes ? "OK\n" + *signed_bytes : "ERR " + signed_bytes.error().message + "\n");
-}
-
-// The whole request is in: parsed, then its binaries checked (each distinct one once, by one
-// child beside the other clients: one fork per probe made 10,000 probes hold the service 10 s).
-void begin_answer(connection& c, const std::string& secret)
-{
-  if (!c.uid)
-    return start_reply(c, "ERR no peer credentials\n");
-  auto probes = parse_probe_file_content(c.request);
-  std::string().swap(c.request);
-  if (!probes)
-    return start_reply(c, "ERR " + probes.error().message + "\n");
-  c.probes = std::move(*probes);
-  c.probes.uid = *c.uid;  // whoever asked, as the kernel says: never the request's own claim
-  std::set<std::string> distinct;
-  std::vector<std::string> binaries;
-  for (const auto& t : c.probes.uprobes)
-    if (distinct.insert(t.binary).second)
-      binaries.push_back(t.binary);
-  c.check = start_readable_check(*c.uid, std::move(binaries));
-  c.checking = c.check.fd >= 0;
-  if (!c.checking)
-    finish_answer(c, secret);
-}
-
-// Reads what is there; at EOF the request is answered, past the limit it is refused.
-void take_input(connection& c, const std::string& secret)
-{
-  char buf[65536];
-  ssize_t n = read(c.fd, buf, sizeof(buf));
-  if (n < 0 && (errno == EAGAIN || errno == EINTR))
-    return;
-  if (n < 0) {
-    start_reply(c, "");  // the client is gone: nothing to say, the connection just ends
-    return;
+  connection c;
+  c.id = id;
+  c.fd = fd;
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+    c.uid = cred.uid;
+  if (c.uid && static_cast<size_t>(std::ranges::count(clients, c.uid, &connection::uid)) >= max_per_uid)
+    return end_early(c, "ERR " + uid_text(c.uid) + " has " + std::to_string(max_per_uid) +
+                            " requests open already, the most one user may have\n");
+  if (clients.size() >= max_connections) {
+    std::vector<slot_holder> held;
+    for (const auto& o : clients) held.push_back({o.uid, o.at != stage::reading});
+    auto choice = choose_slot(held, c.uid);
+    std::string all = std::to_string(max_connections) + " connections";
+    if (!choice.displace)
+      return end_early(c, "ERR all " + all + " are taken and " + uid_text(c.uid) + " holds " +
+                              std::to_string(choice.own) +
+                              " of them, within one of the most any user holds: try again\n");
+    auto busiest = std::next(clients.begin(), static_cast<std::ptrdiff_t>(*choice.displace));
+    end_early(*busiest, "ERR closed to make room for another user: " + uid_text(busiest->uid) + " held " +
+                            std::to_string(choice.most) + " of the " + all + ", the most\n");
+    clients.erase(busiest);
   }
-  if (n == 0) {
-    begin_answer(c, secret);
-    return;
-  }
-  if (c.request.size() + static_cast<size_t>(n) > max_request) {
-    start_reply(c, "ERR request larger than the limit of " + std::to_string(max_request) + " bytes\n");
-    return;
-  }
-  c.request.append(buf, static_cast<size_t>(n));
+  c.deadline = std::chrono::steady_clock::now() + connection_deadline;
+  clients.push_back(std::move(c));
 }
 
-// Sends what the socket takes; true when the connection is done (all sent, or the client gone).
-bool give_output(connection& c)
+// Those past their deadline are told why (if they can still be) and closed.
+void expire(std::list<connection>& clients, std::chrono::steady_clock::time_point now)
 {
-  while (c.sent < c.reply.size()) {
-    ssize_t n = send(c.fd, c.reply.data() + c.sent, c.reply.size() - c.sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0 && errno == EINTR)
+  std::string limit = std::to_string(connection_deadline.count()) + " s";
+  for (auto it = clients.begin(); it != clients.end();) {
+    if (now < it->deadline) {
+      ++it;
       continue;
-    if (n < 0 && errno == EAGAIN)
-      return false;
-    if (n <= 0)
-      return true;
-    c.sent += static_cast<size_t>(n);
+    }
+    std::string why = "ERR request not complete within " + limit + "\n";
+    if (it->at == stage::queued || it->at == stage::working)  // others' requests had the worker
+      why = "ERR request not answered within " + limit + ": the service is busy, try again\n";
+    if (it->at == stage::checking)  // an open that does not return: FUSE or NFS not answering
+      why = "ERR cannot tell whether uid " + std::to_string(it->probes.uid) + " can read " +
+            abandon_readable_check(it->check) + ": opening it did not return within " + limit + "\n";
+    end_early(*it, std::move(why));
+    it = clients.erase(it);
   }
-  return true;
+}
+
+// What each connection waits for: its request, its check's child, room for its reply; while the
+// worker has it or it waits for the worker, only its client hanging up (POLLHUP, always
+// reported): a client that gave up costs no parse or signature.
+pollfd watch(const connection& c)
+{
+  switch (c.at) {
+    case stage::reading: return {c.fd, POLLIN, 0};
+    case stage::checking: return {c.check.fd, POLLIN, 0};
+    case stage::replying: return {c.fd, POLLOUT, 0};
+    default: return {c.fd, 0, 0};
+  }
+}
+
+// The worker's job is done: its time is charged to its uid, and it goes to its connection, unless
+// that is gone. The worker's thread has ended here, and the next job starts after (give_job), so
+// the readability check forked here (job_done) never forks while another thread holds a lock.
+void take_job(std::list<connection>& clients, sign_worker& worker, turn_ledger& turns)
+{
+  sign_job job = worker.finish();
+  turns.charge(job.uid, job.took, std::chrono::steady_clock::now());
+  auto it = std::ranges::find(clients, job.id, &connection::id);
+  if (it != clients.end())
+    job_done(*it, std::move(job));
+}
+
+// An idle worker gets the waiting job whose uid used it least lately (sign_turns.h).
+void give_job(std::list<connection>& clients, sign_worker& worker, const turn_ledger& turns)
+{
+  if (worker.busy())
+    return;
+  std::vector<connection*> waiting;
+  std::vector<uint32_t> uids;
+  for (auto& c : clients)
+    if (c.at == stage::queued) {
+      waiting.push_back(&c);
+      uids.push_back(c.uid.value_or(0));
+    }
+  if (!waiting.empty())
+    worker.start(job_for(*waiting[turns.next(uids, std::chrono::steady_clock::now())]));
 }
 
 volatile sig_atomic_t stopping = 0;
 
 }  // namespace
 
-// One thread, every client multiplexed with ppoll: a slow or silent client costs a slot until its
-// deadline, never the others' turn. Answering (parse, a readability check per binary, the HMAC)
-// is done inline; it does not wait on the client.
+// One thread multiplexes every client with ppoll: a slow or silent client costs a slot until its
+// deadline, never the others' turn. Parsing and signing, about a second each for a large request,
+// are the worker's, one request at a time, so reads, replies and accepts go on meanwhile; the
+// readability check is a child's.
 result<> serve_signing(const std::string& socket_path, const std::string& secret)
 {
   sockaddr_un addr;
@@ -197,7 +209,13 @@ result<> serve_signing(const std::string& socket_path, const std::string& secret
     close(*fd);
     return fail("cannot listen on " + socket_path + ": " + std::strerror(saved));
   }
-  // Stop signals are blocked except inside ppoll, so one that arrives is never missed.
+  sign_worker worker(secret);
+  if (auto opened = worker.open(); !opened) {
+    close(*fd);
+    return opened;
+  }
+  // Stop signals are blocked except inside ppoll, so one that arrives is never missed (the
+  // worker's thread, started later, keeps them blocked).
   sigset_t stop, waiting;
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
@@ -211,33 +229,17 @@ result<> serve_signing(const std::string& socket_path, const std::string& secret
   sigaction(SIGTERM, &sa, nullptr);
 
   std::list<connection> clients;
+  turn_ledger turns;
+  uint64_t accepted_ever = 0;
   std::vector<pollfd> fds;
   while (!stopping) {
-    using clock = std::chrono::steady_clock;
-    auto now = clock::now();
-    for (auto it = clients.begin(); it != clients.end();) {
-      if (now < it->deadline) {
-        ++it;
-        continue;
-      }
-      std::string limit = std::to_string(connection_deadline.count()) + " s";
-      if (it->checking) {  // an open that does not return: FUSE or NFS not answering
-        it->checking = false;
-        start_reply(*it, "ERR cannot tell whether uid " + std::to_string(it->probes.uid) + " can read " +
-                             abandon_readable_check(it->check) + ": opening it did not return within " +
-                             limit + "\n");
-        (void)give_output(*it);
-      } else if (!it->replying) {  // one try to say why; a client that cannot take it is dropped anyway
-        start_reply(*it, "ERR request not complete within " + limit + "\n");
-        (void)give_output(*it);
-      }
-      close(it->fd);
-      it = clients.erase(it);
-    }
-    fds.assign(1, pollfd{*fd, static_cast<short>(clients.size() < max_connections ? POLLIN : 0), 0});
+    auto now = std::chrono::steady_clock::now();
+    expire(clients, now);
+    // Accepting even when every slot is taken: a new client's uid may be owed one (admit).
+    fds.assign({{*fd, POLLIN, 0}, {worker.busy() ? worker.fd() : -1, POLLIN, 0}});
     auto next = now + connection_deadline;
     for (const auto& c : clients) {
-      fds.push_back({c.checking ? c.check.fd : c.fd, static_cast<short>(c.replying ? POLLOUT : POLLIN), 0});
+      fds.push_back(watch(c));
       next = std::min(next, c.deadline);
     }
     auto wait =
@@ -245,51 +247,40 @@ result<> serve_signing(const std::string& socket_path, const std::string& secret
     timespec ts{static_cast<time_t>(wait.count() / 1000000000), static_cast<long>(wait.count() % 1000000000)};
     if (ppoll(fds.data(), fds.size(), &ts, &waiting) < 0)
       continue;  // EINTR: a stop signal, or another to ignore
-    size_t i = 1;
+    size_t i = 2;
     for (auto it = clients.begin(); it != clients.end(); ++i) {
-      bool done = false;
-      if (fds[i].revents != 0 && it->checking) {
-        if (pump_readable_check(it->check))
-          finish_answer(*it, secret);
-      } else if (fds[i].revents != 0 && !it->replying) {
-        take_input(*it, secret);
-      }
-      if (it->replying && (fds[i].revents != 0 || it->sent == 0))
-        done = give_output(*it);
-      if (done) {
+      if (fds[i].revents != 0 && it->at == stage::checking && pump_readable_check(it->check))
+        check_done(*it);
+      else if (fds[i].revents != 0 && it->at == stage::reading)
+        take_input(*it);
+      // Watched for a hang-up only (waiting for the worker, or with it) and hung up.
+      bool gone = fds[i].events == 0 && (fds[i].revents & (POLLHUP | POLLERR)) != 0;
+      if (gone || (it->at == stage::replying && (fds[i].revents != 0 || it->sent == 0) && give_output(*it))) {
         close(it->fd);
         it = clients.erase(it);
       } else {
         ++it;
       }
     }
-    while (fds[0].revents != 0 && clients.size() < max_connections) {
+    if (fds[1].revents != 0)
+      take_job(clients, worker, turns);
+    give_job(clients, worker, turns);
+    for (size_t accepted = 0; fds[0].revents != 0 && accepted < max_accepts_per_round; ++accepted) {
       int conn = accept4(*fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (conn < 0)
         break;
-      connection& c = clients.emplace_back();
-      c.fd = conn;
-      c.deadline = clock::now() + connection_deadline;
-      ucred cred{};
-      socklen_t len = sizeof(cred);
-      if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
-        c.uid = cred.uid;
-      if (c.uid && std::count_if(clients.begin(), clients.end(), [&](const connection& o) {
-                     return o.uid == c.uid;
-                   }) > static_cast<std::ptrdiff_t>(max_per_uid))
-        start_reply(c, "ERR uid " + std::to_string(*c.uid) + " has " + std::to_string(max_per_uid) +
-                           " requests open already, the most one user may have\n");
+      admit(clients, conn, ++accepted_ever);
     }
   }
   for (auto& c : clients) {
-    if (c.checking)
+    if (c.at == stage::checking)
       (void)abandon_readable_check(c.check);
     close(c.fd);
   }
   close(*fd);
   ::unlink(socket_path.c_str());
   sigprocmask(SIG_UNBLOCK, &stop, nullptr);
-  return {};
+  return {};  // the worker's job under way, if any, is waited for (about a second at most)
 }
 
 result<std::string> request_signature(const std::string& socket_path, const std::string& content)

@@ -8,13 +8,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 
 #include "deploy/probe_file.h"
 #include "deploy/signing_service.h"
 
 namespace dc::test {
+namespace {
+
+// A system user with no home and no login shell: its uid and gid, uid 0 when it could not be made.
+std::pair<uid_t, gid_t> make_user(const std::string& name)
+{
+  if (run_shell("useradd --system --no-create-home --shell /usr/sbin/nologin " + name) != 0)
+    return {0, 0};
+  passwd* pw = getpwnam(name.c_str());
+  return pw ? std::pair(pw->pw_uid, pw->pw_gid) : std::pair<uid_t, gid_t>(0, 0);
+}
+
+}  // namespace
 
 void sign_service_test::SetUp()
 {
@@ -24,12 +38,14 @@ void sign_service_test::SetUp()
   std::filesystem::create_directories(shared);
   std::filesystem::permissions(shared, std::filesystem::perms::all | std::filesystem::perms::sticky_bit);
   user = "dcsign" + std::to_string(getpid());
-  ASSERT_EQ(run_shell("useradd --system --no-create-home --shell /usr/sbin/nologin " + user), 0);
-  passwd* pw = getpwnam(user.c_str());
-  ASSERT_NE(pw, nullptr);
-  uid = pw->pw_uid;
-  gid = pw->pw_gid;
-  ASSERT_NE(uid, 0u);
+  std::tie(uid, gid) = make_user(user);
+  ASSERT_NE(uid, 0u) << "cannot make user " << user;
+}
+
+std::pair<uid_t, gid_t> sign_service_test::add_user(const std::string& suffix)
+{
+  more_users.push_back(user + suffix);
+  return make_user(more_users.back());
 }
 
 void sign_service_test::TearDown()
@@ -39,6 +55,8 @@ void sign_service_test::TearDown()
   if (!user.empty()) {
     EXPECT_EQ(run_shell("userdel " + user + " 2>/dev/null"), 0) << "could not remove user " << user;
   }
+  for (const auto& name : more_users)
+    EXPECT_EQ(run_shell("userdel " + name + " 2>/dev/null"), 0) << "could not remove user " << name;
   std::filesystem::remove_all(shared);
   deploy_test::TearDown();
 }
@@ -85,6 +103,16 @@ std::string request_content(uint32_t claimed_uid, const std::string& binary)
   return probe_file_content(p);
 }
 
+std::string many_probes(size_t n, const std::vector<std::string>& binaries)
+{
+  probe_file p;
+  p.kernel_layers = {"syscall"};
+  for (size_t i = 0; i < n; ++i)
+    p.uprobes.push_back(
+        {"STDIO", std::string("f").append(std::to_string(i)), binaries[i % binaries.size()], 4096 + i});
+  return probe_file_content(p);
+}
+
 client spawn_as(uid_t uid, gid_t gid, const std::function<std::string()>& body)
 {
   int p[2];
@@ -128,6 +156,11 @@ std::string ask_as(uid_t uid, gid_t gid, const std::string& socket, const std::s
   return result_of(c);
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t)
+{
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
 int connect_to(const std::string& socket)
 {
   sockaddr_un addr{};
@@ -141,6 +174,19 @@ int connect_to(const std::string& socket)
   timeval limit{30, 0};  // a service that never answers fails the test instead of hanging it
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
   return fd;
+}
+
+bool send_all(int fd, const std::string& data)
+{
+  for (size_t at = 0; at < data.size();) {
+    ssize_t n = send(fd, data.data() + at, data.size() - at, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    at += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 std::string read_reply(int fd)

@@ -3,7 +3,8 @@
 // away mid-request; each time the others are served, and every file is signed for the uid the
 // kernel reports for the connection (SO_PEERCRED), whatever uid the request claims. Probes on a
 // binary the asking user cannot read (or that is not a regular file) are refused, for a real
-// user the test makes. Figures: docs/reliability.md.
+// user the test makes. Users sharing the service: sign_fair_test.cpp. Figures:
+// docs/reliability.md.
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -26,11 +27,6 @@ namespace dc::test {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t)
-{
-  return std::chrono::duration<double>(clock_type::now() - t).count();
-}
 
 TEST_F(sign_service_test, ARequestOverTheLimitIsRefusedAndTheServiceKeepsServing)
 {
@@ -135,13 +131,8 @@ TEST_F(sign_service_test, SixtyFourClientsAtOnceAreEachSignedForTheirOwnUid)
       char byte = fd >= 0 ? 'r' : 'x';
       if (write(ready[1], &byte, 1) != 1 || read(go[0], &byte, 1) != 0)  // EOF: go
         return std::string("no go");
-      size_t at = 0;
-      while (at < content.size()) {
-        ssize_t n = send(fd, content.data() + at, content.size() - at, MSG_NOSIGNAL);
-        if (n <= 0)
-          return std::string("send failed");
-        at += static_cast<size_t>(n);
-      }
+      if (!send_all(fd, content))
+        return std::string("send failed");
       shutdown(fd, SHUT_WR);
       return read_reply(fd);
     }));
@@ -254,17 +245,6 @@ TEST_F(sign_service_test, ClientsThatGoAwayMidRequestLeaveTheServiceServing)
         "figure: sign service: %d clients gone mid-request, before the reply or at once; the next one "
         "signed\n",
         3 * each);
-}
-
-// Content with `n` probes, the i-th on binaries[i % size].
-std::string many_probes(size_t n, const std::vector<std::string>& binaries)
-{
-  probe_file p;
-  p.kernel_layers = {"syscall"};
-  for (size_t i = 0; i < n; ++i)
-    p.uprobes.push_back(
-        {"STDIO", std::string("f").append(std::to_string(i)), binaries[i % binaries.size()], 4096 + i});
-  return probe_file_content(p);
 }
 
 // Readability is checked once per distinct binary, in one child: a request naming 100,000
