@@ -56,7 +56,7 @@ gtest_discover_tests(runtime_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DIS
 # Calls that move data between two files, against the sizes they moved and /proc/PID/io.
 add_executable(two_file_calls runtime/two_file_calls.c)
 target_link_libraries(two_file_calls PRIVATE Threads::Threads)
-add_executable(two_file_runtime_tests runtime/two_file_test.cpp runtime/runtime_helpers.cpp unit/trace_reader.cpp)
+add_executable(two_file_runtime_tests runtime/two_file_test.cpp runtime/loop_fs.cpp runtime/runtime_helpers.cpp unit/trace_reader.cpp)
 target_include_directories(two_file_runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(two_file_runtime_tests PRIVATE
   DATACRUMBS_BIN="$<TARGET_FILE:datacrumbs>" TWO_FILE_CALLS_BIN="$<TARGET_FILE:two_file_calls>")
