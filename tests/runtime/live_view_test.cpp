@@ -95,6 +95,33 @@ TEST_F(runtime_test, PrintShowsEveryEventOfTheTraceOnce)
   EXPECT_EQ(pids.size(), 1u);
 }
 
+// Without --print-file the lines go to stdout, as the run goes: the traced shell itself reads
+// what has been printed while it sleeps after dd, and finds dd's writes there already.
+TEST_F(runtime_test, PrintGoesToStdoutWhileTheRunGoesOn)
+{
+  std::string out = dir / "out.bin", printed = dir / "print.txt", mid = dir / "mid.txt";
+  auto run = trace_command(dir,
+                           "sh -c " + shell_quote(dd_write + shell_quote(out) + "; sleep 1.5; cat " +
+                                                  shell_quote(printed) + " >" + shell_quote(mid)),
+                           "--print >" + shell_quote(printed));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto dd_writes = [&](const std::string& path) {
+    std::string header;
+    return std::ranges::count_if(read_print_file(path, &header), [&](const print_line& l) {
+      return l.layer == "POSIX" && l.name == "write" && l.file == out && l.size == 4096;
+    });
+  };
+  EXPECT_EQ(dd_writes(mid), 50) << "printed while the run went on:\n" << read_file(mid);
+  std::string header;
+  auto lines = read_print_file(printed, &header);
+  EXPECT_EQ(header.substr(0, 4), "TIME");
+  std::vector<std::string> from_lines, from_trace;
+  for (const auto& l : lines) from_lines.push_back(key_of(l));
+  for (const auto& e : complete_events(run.trace)) from_trace.push_back(key_of(e));
+  EXPECT_EQ(sorted(from_lines), sorted(from_trace));
+  EXPECT_EQ(dd_writes(printed), 50);
+}
+
 TEST_F(runtime_test, PrintFilterPrintsOnlyItsLayers)
 {
   std::string out = dir / "out.bin", printed = dir / "print.txt";
@@ -269,24 +296,38 @@ TEST_F(runtime_test, LiveRedrawsInPlaceOnATerminalAndShowsACopysTwoFiles)
   EXPECT_EQ(std::filesystem::file_size(out), 1000000u);
 }
 
+// `datacrumbs live RUN-ID` watches the daemon's run as it goes: a frame a second while wrapped
+// programs write, plain text when not a terminal, then the run's last frame once it ends, which
+// holds everything the trace holds.
 TEST_F(deploy_test, LiveShowsADaemonsRun)
 {
   auto info = start_daemon(probes, "live1");
   ASSERT_FALSE(info.is_null());
-  std::string out = dir / "wrapped.bin";
-  ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_wrap dd if=/dev/zero of=" + shell_quote(out) +
-                      " bs=4k count=10 status=none"),
-            0);
   std::string live = std::string(DATACRUMBS_BIN) + " live live1";
   ASSERT_TRUE(wait_for([&] { return run_shell(live + " --once >/dev/null 2>&1") == 0; }));
+  std::string shown = dir / "live.txt", rc = dir / "live.rc";
+  ASSERT_EQ(run_shell("(" + live + " >" + shell_quote(shown) + "; echo $? >" + shell_quote(rc) + ") &"), 0);
+  std::string out = dir / "wrapped.bin";
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_wrap dd if=/dev/zero of=" + shell_quote(out) +
+                        " bs=4k count=10 oflag=append conv=notrunc status=none"),
+              0);
+    usleep(1'100'000);
+  }
   stop_daemon("live1");
-  std::string shown = dir / "live.txt";
-  ASSERT_EQ(run_shell(live + " >" + shell_quote(shown)), 0);
-  std::string frame = read_file(shown);
-  EXPECT_NE(frame.find("(ended)"), std::string::npos) << frame;
+  ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(rc) && !read_file(rc).empty(); }))
+      << "live ends with the run";
+  EXPECT_EQ(read_file(rc), "0\n");
+  std::string text = read_file(shown);
+  EXPECT_EQ(text.find('\033'), std::string::npos) << "no terminal control when not a terminal";
+  std::vector<std::string> frames = frames_of(text);
+  ASSERT_GE(frames.size(), 3u) << "a frame a second over ~3 s, and the last:\n" << text;
+  for (size_t i = 1; i < frames.size(); ++i) EXPECT_GE(events_of(frames[i]), events_of(frames[i - 1]));
+  const std::string& last = frames.back();
+  EXPECT_NE(last.find("(ended)"), std::string::npos) << last;
   auto trace = parse_trace_text(read_gzip_members(info["trace"]).text);
-  EXPECT_EQ(events_of(frame), complete_events(trace).size()) << frame;
-  EXPECT_EQ(totals_of(frame)["POSIX"][2], 10u * 4096) << frame;
+  EXPECT_EQ(events_of(last), complete_events(trace).size()) << last;
+  EXPECT_EQ(totals_of(last)["POSIX"][2], 3u * 10 * 4096) << last;
 
   std::string err = dir / "none.err";
   EXPECT_EQ(run_shell(live.substr(0, live.size() - 5) + "nosuchrun 2>" + shell_quote(err)), 1);
