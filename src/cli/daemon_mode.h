@@ -7,16 +7,10 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/command_line.h"
 #include "core/result.h"
 
 namespace dc {
-
-struct daemon_options {
-  std::string probe_file;
-  std::string run_id;  // empty: the daemon's pid
-  bool verbose = false;
-  uint64_t hold_ring_bytes = 0;  // DATACRUMBS_HOLD_RING_KB (a test and tuning knob); 0: 64 KiB
-};
 
 result<int> run_daemon(const daemon_options& options);
 

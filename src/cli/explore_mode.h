@@ -4,16 +4,10 @@
 
 #include <string>
 
+#include "cli/command_line.h"
 #include "core/result.h"
 
 namespace dc {
-
-struct explore_options {
-  std::string target;  // a library name or a path
-  std::string regex;   // whole-name filter; empty: everything
-  bool kernel = false;
-  bool usdt = false;  // the binary's USDT probes ("provider:name") instead of its functions
-};
 
 result<int> explore(const explore_options& options);
 

@@ -4,14 +4,10 @@
 
 #include <string>
 
+#include "cli/command_line.h"
 #include "core/result.h"
 
 namespace dc {
-
-struct live_options {
-  std::string run_id;
-  bool once = false;  // print the current frame and exit
-};
 
 // 0 once the run's last frame is shown; an error when there is no such run or its daemon is gone.
 result<int> run_live(const live_options& options);

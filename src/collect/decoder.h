@@ -36,9 +36,6 @@ struct event_sinks {
   summary_builder* summary = nullptr;
 };
 
-// How many exited processes a run's summary keeps in detail unless told (decoder::keep_process_detail).
-constexpr size_t default_process_detail = 1000;
-
 // The latest process of the run with a pid (its key) and how many before it had that pid.
 struct process_instance {
   process_key key = 0;

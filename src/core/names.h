@@ -12,6 +12,10 @@
 
 namespace dc {
 
+// How many exited processes a run's summary keeps in detail unless told (`run --process-detail`,
+// decoder::keep_process_detail).
+constexpr size_t default_process_detail = 1000;
+
 class name_table {
  public:
   uint64_t add(std::string_view s)

@@ -1,13 +1,14 @@
 // The small parsers of names a user gives: the trace pattern and the fields it expands
 // (deploy/trace_name.h), the run id, the regexes of `--system LABEL=REGEX`, configs and
-// `explore --regex` (core/user_regex.h, matched against a process name as --system's is) and the
-// command-line checks (cli/options.h) as CLI11 applies them to an argv. The input is cut at NUL
+// `explore --regex` (core/user_regex.h, matched against a process name as --system's is) and
+// datacrumbs' own command line (cli/command_line.h: every subcommand's options and their checks)
+// on an argv. The input is cut at NUL
 // bytes into the pattern, the run id, the host, the user, a regex and a command line (one
 // argument per line).
 #include <algorithm>
 #include <string_view>
 
-#include "cli/options.h"
+#include "cli/command_line.h"
 #include "core/user_regex.h"
 #include "deploy/trace_name.h"
 #include "fuzz/fuzz_util.h"
@@ -32,36 +33,60 @@ void check_trace_name(const std::string& pattern, const dc::trace_name_fields& f
   }
 }
 
-// `datacrumbs run`'s kinds of option: only CLI11's parse errors may come out, and what is
-// accepted is in range.
-void check_options(const std::string& command_line)
+bool unsafe_run_id(const std::string& id)
 {
-  CLI::App app{"fuzz", "datacrumbs"};
-  uint64_t ring_mb = 64, interval_ms = 0;
-  std::vector<std::string> layers, command;
-  std::string mode, config;
-  app.add_option("--ring-mb", ring_mb)
-      ->transform(dc::cli::whole_number(1, 2048))
-      ->check(dc::cli::power_of_two());
-  app.add_option("--interval-ms", interval_ms)->transform(dc::cli::whole_number(10, 3600000));
-  app.add_option("--layers", layers)->check(dc::cli::comma_list())->allow_extra_args(false);
-  app.add_option("--mode", mode)->check(CLI::IsMember({"trace", "profile"}));
-  app.add_option("--config", config)->check(dc::cli::not_empty());
-  app.add_option("command", command);
-  std::vector<std::string> args = dc::fuzz::split(command_line, "\n", 64);
-  std::reverse(args.begin(), args.end());  // CLI11 takes them last first
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError&) {
+  return id.empty() || id.size() > 64 || id.find('/') != std::string::npos || id == "." || id == "..";
+}
+
+// datacrumbs' own command line (cli/command_line.h) on an argv: only an exit code comes out of a
+// refusal, never an exception, and what is accepted is in range.
+void check_command_line(const std::string& command_line)
+{
+  std::vector<std::string> words = dc::fuzz::split(command_line, "\n", 64);
+  std::vector<char*> argv;
+  std::string tool = "datacrumbs";
+  argv.push_back(tool.data());
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  auto parsed = dc::parse_command_line(static_cast<int>(argv.size() - 1), argv.data());
+  if (!parsed) {
+    if (parsed.error() != 0 && parsed.error() != 2)
+      dc::fuzz::violated("a refused command line exits with neither 0 nor 2");
     return;
   }
-  if (ring_mb < 1 || ring_mb > 2048 || (ring_mb & (ring_mb - 1)) != 0)
-    dc::fuzz::violated("a ring size out of range was accepted");
-  if (interval_ms != 0 && (interval_ms < 10 || interval_ms > 3600000))
-    dc::fuzz::violated("an interval out of range was accepted");
-  for (const auto& name : dc::cli::split_commas(layers))
-    if (name.empty())
-      dc::fuzz::violated("an empty layer name was accepted");
+  using mode = dc::command_line::mode;
+  const dc::run_options& run = parsed->run;
+  switch (parsed->which) {
+    case mode::run:
+      if (run.ring_bytes < (uint64_t{1} << 20) || run.ring_bytes > (uint64_t{2048} << 20) ||
+          (run.ring_bytes & (run.ring_bytes - 1)) != 0)
+        dc::fuzz::violated("a ring size out of range was accepted");
+      if (run.interval_ms != 0 && (run.interval_ms < 10 || run.interval_ms > 3600000))
+        dc::fuzz::violated("an interval out of range was accepted");
+      if (run.process_detail > 1'000'000'000)
+        dc::fuzz::violated("a process detail out of range was accepted");
+      if (run.command.empty())
+        dc::fuzz::violated("a run without a command was accepted");
+      if (std::ranges::any_of(run.layers, [](const std::string& l) { return l.empty(); }))
+        dc::fuzz::violated("an empty layer name was accepted");
+      if (run.live && run.print && run.print_file.empty())
+        dc::fuzz::violated("--live and --print both on stdout were accepted");
+      break;
+    case mode::live:
+      if (unsafe_run_id(parsed->live.run_id))
+        dc::fuzz::violated("live: an unsafe run id was accepted");
+      break;
+    case mode::daemon:
+      if (!parsed->daemon.run_id.empty() && unsafe_run_id(parsed->daemon.run_id))
+        dc::fuzz::violated("the daemon: an unsafe run id was accepted");
+      break;
+    case mode::analyze:
+      if (parsed->analyze.inputs.empty() || parsed->analyze.threads > 4096)
+        dc::fuzz::violated("analyze: no input or too many threads was accepted");
+      break;
+    case mode::explore:
+    case mode::layers: break;
+  }
 }
 
 }  // namespace
@@ -71,11 +96,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
   auto f = dc::fuzz::split(dc::fuzz::text_of(data, size), std::string_view("\0", 1), 6);
   f.resize(6);
   auto run_id = dc::check_run_id(f[1]);
-  if (run_id && (f[1].empty() || f[1].size() > 64 || f[1].find('/') != std::string::npos || f[1] == ".."))
+  if (run_id && unsafe_run_id(f[1]))
     dc::fuzz::violated("an unsafe run id was accepted");
   check_trace_name(f[0], {f[1], f[2], f[3], 1700000000});
   if (auto regex = dc::compile_user_regex(f[4], "--system X"); regex)
     (void)std::regex_match(f[2].substr(0, 15), *regex);  // a comm: at most 15 characters
-  check_options(f[5]);
+  check_command_line(f[5]);
   return 0;
 }
