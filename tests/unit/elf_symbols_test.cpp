@@ -69,11 +69,32 @@ TEST(Explorer, BadInputIsOneClearError)
        {"a\\9999999999999999999", "(a)\\9999999999", "a{12345678901}", "a{1,12345678901}", "a{10001000}",
         "a{1,1001}",
         // nested repeats multiply what the compiler copies: a million parts
-        "(a{1000}){1000}", "((ab){100}c){1000}", "(x(a{100}){100}){11}", "([a-z]{500}){201}"})
+        "(a{1000}){1000}", "((ab){100}c){1000}", "(x(a{100}){100}){11}", "([a-z]{500}){201}",
+        // repeats a backtracking matcher takes exponential time over (the names fuzz target:
+        // n+++ ... against a 15-character name ran past its 10 s)
+        "n+++", "n*+", "(n*)*", "(n+)+", "(a|b+)*", "((a+))*", "a{2}{3}", "a+??", "a{2,}+"})
     EXPECT_FALSE(compile_user_regex(huge, "--regex")) << huge;
-  for (const char* fine :
-       {"job_12345678901", "(a)\\1", "a{2,3}", "a{1000}", "a{0,1000}", "\\\\12345678901", "x,12345678901",
-        "(a{100}){100}", "a{5,}", "[{]{1000}", "\\{1000}", "a{1000}|b{1000}"})
+  for (const char* fine : {"job_12345678901",
+                           "(a)\\1",
+                           "a{2,3}",
+                           "a{1000}",
+                           "a{0,1000}",
+                           "\\\\12345678901",
+                           "x,12345678901",
+                           "(a{100}){100}",
+                           "a{5,}",
+                           "[{]{1000}",
+                           "\\{1000}",
+                           "a{1000}|b{1000}",
+                           "n+?",
+                           "a??",
+                           "(a+)?",
+                           "(a+){3}",
+                           ".*foo.*",
+                           "^MPI_File_.*$",
+                           "H5D(read|write)(_async)?",
+                           "[+*]+",
+                           "\\++"})
     EXPECT_TRUE(compile_user_regex(fine, "--regex")) << fine;
 }
 
