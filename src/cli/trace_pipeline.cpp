@@ -63,8 +63,8 @@ trace_pipeline::trace_pipeline(session& probes, gzip_member_writer trace_file, u
   writer_.set_process_labeler([this](const process_info& p) { return system_label(p, rules_); });
   dec_.state().uprobes.assign(probes_.uprobe_targets().begin(), probes_.uprobe_targets().end());
   dec_.state().current_uprobes = [this] { return probes_.current_uprobe_targets(); };
-  writer_.set_process_named_hook([this](const process_info& p, uint64_t ts_us) {
-    if (auto value = process_snapshots_(p))
+  writer_.set_process_named_hook([this](process_key instance, const process_info& p, uint64_t ts_us) {
+    if (auto value = process_snapshots_(instance, p))
       write_snapshot_line(writer_,
                           {snapshot_process_name, std::to_string(p.pid), std::move(*value), p.pid, ts_us});
   });

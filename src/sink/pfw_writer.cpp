@@ -115,7 +115,7 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
     }
     b.append("}}\n");
     if (known && process_named_)
-      process_named_(proc->second, ev.ts_us);
+      process_named_(ev.instance(), proc->second, ev.ts_us);
   }
   std::string_view comm = "?";
   if (known) {

@@ -61,9 +61,11 @@ class pfw_writer {
     labeler_ = std::move(labeler);
   }
 
-  // Called when a process is (re)named in the trace: before its first event and when its
-  // command changes (sink/snapshots.h takes its process snapshot there).
-  void set_process_named_hook(std::function<void(const process_info&, uint64_t ts_us)> hook)
+  // Called when a process is (re)named in the trace: before its first event, when its command
+  // changes, and when its pid is another process's (sink/snapshots.h takes its process snapshot
+  // there). `instance`: which of the run's processes with the pid it is.
+  void set_process_named_hook(
+      std::function<void(process_key instance, const process_info&, uint64_t ts_us)> hook)
   {
     process_named_ = std::move(hook);
   }
@@ -119,7 +121,7 @@ class pfw_writer {
   thread_order order_;
   std::string series_;  // a counter's series id, reused
   std::function<std::string(const process_info&)> labeler_;
-  std::function<void(const process_info&, uint64_t)> process_named_;
+  std::function<void(process_key, const process_info&, uint64_t)> process_named_;
 };
 
 }  // namespace dc

@@ -204,15 +204,14 @@ std::vector<snapshot_line> directory_snapshot(const std::string& given, std::str
   return lines;
 }
 
-std::optional<nlohmann::json> process_snapshotter::operator()(const process_info& p)
+std::optional<nlohmann::json> process_snapshotter::operator()(process_key instance, const process_info& p)
 {
-  auto [at, added] = commands_.try_emplace(p.pid, p.command);
-  if (!added) {
-    bool skip = at->second.has_value() ? *at->second == p.command : true;
-    at->second = p.command;
-    if (skip)
-      return std::nullopt;
-  }
+  uint64_t command_hash = string_hash(p.command);
+  auto [at, added] = taken_.try_emplace(p.pid);
+  taken before = at->second;
+  at->second = {instance, command_hash, false};
+  if (!added && before.instance == instance && (before.any_command || before.command_hash == command_hash))
+    return std::nullopt;
   nlohmann::json j = process_snapshot(p.pid);
   // The trace's own command line (from the exec the kernel saw) is the truth even when the
   // process is gone or has changed since.

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -48,18 +49,25 @@ nlohmann::json process_snapshot(uint32_t pid, const std::vector<std::string>* ar
 std::vector<snapshot_line> directory_snapshot(const std::string& dir, std::string_view when, uint32_t pid,
                                               size_t per_line = 1000, size_t max_entries = 1000000);
 
-// The process snapshots the trace writer asks for when it names a process (at its first event
-// and again when its command changes): reads /proc on the writer's thread, once per command.
+// The process snapshots the trace writer asks for when it names a process (at its first event,
+// again when its command changes, and for a later process given the same pid): reads /proc on the
+// writer's thread, once per process and command. Per pid it keeps which process and the hash of
+// its command (16 bytes): bounded by pid_max, however many processes a run sees.
 class process_snapshotter {
  public:
   // A process snapshotted before its first event (run mode's command, before its exec): its
   // first naming is not snapshotted again.
-  void taken_already(uint32_t pid) { commands_[pid] = std::nullopt; }
-  // The snapshot's value, or nullopt when this pid was snapshotted with this command.
-  std::optional<nlohmann::json> operator()(const process_info& p);
+  void taken_already(uint32_t pid) { taken_[pid] = {instance_key(pid, 0), 0, true}; }
+  // The snapshot's value, or nullopt when this process was snapshotted with this command.
+  std::optional<nlohmann::json> operator()(process_key instance, const process_info& p);
 
  private:
-  std::map<uint32_t, std::optional<std::string>> commands_;
+  struct taken {
+    process_key instance = 0;
+    uint64_t command_hash = 0;
+    bool any_command = false;  // taken_already: whatever its first command is
+  };
+  std::unordered_map<uint32_t, taken> taken_;
 };
 
 // What a trace records besides its events: the system spec, run mode's command (snapshotted

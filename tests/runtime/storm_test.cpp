@@ -347,9 +347,15 @@ TEST_F(storm, ReusedPidIsTracedOnlyUnderTheTracedCommand)
     EXPECT_EQ(procs[key]["layers"]["POSIX"]["openat"]["count"], 1) << key << ": " << procs[key].dump();
     EXPECT_EQ(procs[key]["layers"]["STDIO"]["fopen"]["count"], 1) << key << ": " << procs[key].dump();
   }
-  int named = 0;  // the trace names pid `old` once for each of its traced processes
-  for (const auto& line : run.trace.lines) named += line["name"] == "process_name" && line["pid"] == old;
+  // The trace names pid `old` once for each of its traced processes, and snapshots each (they
+  // run one command: the second is snapshotted because it is another process, not another command).
+  int named = 0, snapshotted = 0;
+  for (const auto& line : run.trace.lines) {
+    named += line["name"] == "process_name" && line["pid"] == old;
+    snapshotted += line["name"] == "snapshot_process" && line["pid"] == old;
+  }
   EXPECT_EQ(named, 2);
+  EXPECT_EQ(snapshotted, 2);
   std::printf(
       "figure: pid reuse: pid %d traced, then untraced (obtained in %d tries: its open not in the "
       "trace), then traced again under the command (its open and fopen in the trace); the summary "
