@@ -57,6 +57,8 @@ class collector {
   std::unique_ptr<profile_reader> profile_;
   ring_recorder recorder_;  // formatter side
   std::chrono::steady_clock::time_point last_take_{};
+  static constexpr std::chrono::seconds trim_interval{10};
+  std::chrono::steady_clock::time_point last_trim_ = std::chrono::steady_clock::now();
   ring_buffer* ring_ = nullptr;
   std::optional<wakeable_wait> wait_;  // on the ring; stop() cuts it short
   std::vector<char> batch_;            // consumer side: [u32 size][record][pad to 8] ...
