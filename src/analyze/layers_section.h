@@ -9,7 +9,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "analyze/latency_sketch.h"
+#include "core/latency_sketch.h"
 #include "analyze/lookup_index.h"
 #include "analyze/record.h"
 #include "analyze/record_values.h"

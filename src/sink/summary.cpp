@@ -29,7 +29,7 @@ void add_to(io_totals& t, op_stats& s, layer_flow*& flow, const trace_event& ev)
   s.bytes += ev.bytes;
   s.time_us += ev.dur_us;
   if (ev.category == category::block && !ev.counter)
-    s.durations_us.push_back(static_cast<uint32_t>(std::min<uint64_t>(ev.dur_us, UINT32_MAX)));
+    s.latency.add(ev.dur_us);
 }
 
 nlohmann::json layers_json(const layer_ops& ops)
@@ -38,11 +38,8 @@ nlohmann::json layers_json(const layer_ops& ops)
   for (const auto& [layer, by_op] : ops)
     for (const auto& [op, s] : by_op) {
       j[layer][op] = {{"count", s.count}, {"bytes", s.bytes}, {"time_us", s.time_us}};
-      if (!s.durations_us.empty())
-        j[layer][op]["latency_us"] = {{"p50", percentile(s.durations_us, 50)},
-                                      {"p90", percentile(s.durations_us, 90)},
-                                      {"p99", percentile(s.durations_us, 99)},
-                                      {"max", percentile(s.durations_us, 100)}};
+      if (s.latency.count)
+        j[layer][op]["latency_us"] = s.latency.report();
     }
   return j;
 }
@@ -77,16 +74,6 @@ nlohmann::json amplification_json(const io_totals& t)
   j["read"] = ratio_json(dev.read_bytes, app.read_bytes);
   j["write"] = ratio_json(dev.write_bytes, app.write_bytes);
   return j;
-}
-
-uint32_t percentile(std::vector<uint32_t> values, double p)
-{
-  if (values.empty())
-    return 0;
-  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
-  size_t index = std::clamp<size_t>(rank, 1, values.size()) - 1;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(index), values.end());
-  return values[index];
 }
 
 summary_builder::recent_op& summary_builder::recent(const trace_event& ev)
@@ -132,7 +119,7 @@ void summary_builder::fold(process_key from, process_key into)
         t.count += s.count;
         t.bytes += s.bytes;
         t.time_us += s.time_us;
-        t.durations_us.insert(t.durations_us.end(), s.durations_us.begin(), s.durations_us.end());
+        t.latency.merge(s.latency);
       }
     add_flows(to.flows, it->second.flows);
     per_process_.erase(it);

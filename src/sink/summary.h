@@ -12,6 +12,7 @@
 #include "core/names.h"
 #include "sink/file_summary.h"
 #include "sink/page_cache_summary.h"
+#include "core/latency_sketch.h"
 #include "sink/pfw_writer.h"
 
 namespace dc {
@@ -19,15 +20,13 @@ namespace dc {
 struct op_stats {
   uint64_t count = 0;
   uint64_t bytes = 0;
-  uint64_t time_us = 0;                // sum of the trace's dur values
-  std::vector<uint32_t> durations_us;  // kept for device requests, for latency percentiles
+  uint64_t time_us = 0;  // sum of the trace's dur values
+  latency_sketch
+      latency;  // device requests' durations: bounded, however long the run (core/latency_sketch.h)
 };
 
 // num / den as JSON, null when den is 0 (a ratio of nothing is not 0).
 nlohmann::json ratio_json(uint64_t num, uint64_t den);
-
-// Nearest-rank percentile (0 < p <= 100) of `values`; 0 when empty.
-uint32_t percentile(std::vector<uint32_t> values, double p);
 
 // layer ("POSIX") -> operation ("read") -> totals
 using layer_ops = std::map<std::string, std::map<std::string, op_stats>, std::less<>>;

@@ -112,10 +112,14 @@ TEST_P(block_test, DirectWriteIsChargedToTheWriterAndItsFile)
   auto nearest_rank = [&](uint64_t p) {
     return durations[std::max<size_t>((p * durations.size() + 99) / 100, 1) - 1];
   };
+  // The summary's sketch (core/latency_sketch.h) is exact below 1024 us, within 1 % above.
+  auto near = [](double got, uint64_t truth) {
+    return truth < 1024 ? got == truth : std::abs(got - truth) <= truth * 0.01;
+  };
   const auto& latency = run.summary["layers"]["BLOCK"]["write"]["latency_us"];
   EXPECT_EQ(latency["max"], durations.back());
-  EXPECT_EQ(latency["p50"], nearest_rank(50));
-  EXPECT_EQ(latency["p99"], nearest_rank(99));
+  EXPECT_TRUE(near(latency["p50"], nearest_rank(50))) << latency << " p50 " << nearest_rank(50);
+  EXPECT_TRUE(near(latency["p99"], nearest_rank(99))) << latency << " p99 " << nearest_rank(99);
 }
 
 TEST_P(block_test, StorageSystemsGetTheirOwnAmplificationRow)

@@ -7,7 +7,7 @@
 #include <random>
 #include <sstream>
 
-#include "analyze/latency_sketch.h"
+#include "core/latency_sketch.h"
 #include "unit/analyze_test_util.h"
 
 namespace dc::test {
@@ -37,7 +37,7 @@ TEST(AnalyzeSketch, ExactBelow1024AndWithinOnePercentAbove)
 {
   std::mt19937_64 rng(7);
   std::vector<uint64_t> values;
-  analyze::latency_sketch s;
+  latency_sketch s;
   for (int i = 0; i < 20000; ++i) {
     uint64_t v = rng() % 3 == 0 ? rng() % 1000 : rng() % 5'000'000;
     values.push_back(v);
@@ -58,14 +58,14 @@ TEST(AnalyzeSketch, ExactBelow1024AndWithinOnePercentAbove)
 
 TEST(AnalyzeSketch, MergedEqualsAllAndSurvivesPartials)
 {
-  analyze::latency_sketch a, b, all;
+  latency_sketch a, b, all;
   for (uint64_t v = 0; v < 100000; v += 37) {
     (v % 2 ? a : b).add(v);
     all.add(v);
   }
   a.merge(b);
   EXPECT_EQ(a.partial(), all.partial());
-  auto back = analyze::latency_sketch::from_partial(all.partial());
+  auto back = latency_sketch::from_partial(all.partial());
   ASSERT_TRUE(back);
   EXPECT_EQ(back->report(), all.report());
 }

@@ -1,9 +1,9 @@
-#include "analyze/latency_sketch.h"
+#include "core/latency_sketch.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace dc::analyze {
+namespace dc {
 
 namespace {
 
@@ -104,4 +104,4 @@ nlohmann::json latency_sketch::report() const
           {"max", max}};
 }
 
-}  // namespace dc::analyze
+}  // namespace dc

@@ -10,7 +10,7 @@
 
 #include "core/result.h"
 
-namespace dc::analyze {
+namespace dc {
 
 struct latency_sketch {
   static constexpr uint64_t exact_below = 1024;
@@ -30,4 +30,4 @@ struct latency_sketch {
   nlohmann::json report() const;  // {"p50","p90","p99","max"}, null values when empty
 };
 
-}  // namespace dc::analyze
+}  // namespace dc
