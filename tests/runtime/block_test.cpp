@@ -114,7 +114,8 @@ TEST_P(block_test, DirectWriteIsChargedToTheWriterAndItsFile)
   };
   // The summary's sketch (core/latency_sketch.h) is exact below 1024 us, within 1 % above.
   auto near = [](double got, uint64_t truth) {
-    return truth < 1024 ? got == truth : std::abs(got - truth) <= truth * 0.01;
+    return truth < 1024 ? got == truth
+                        : std::abs(got - truth) <= truth * 0.01 + 0.01;  // the report rounds to 0.01
   };
   const auto& latency = run.summary["layers"]["BLOCK"]["write"]["latency_us"];
   EXPECT_EQ(latency["max"], durations.back());
