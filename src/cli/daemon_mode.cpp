@@ -120,12 +120,17 @@ result<int> run_daemon(const daemon_options& options)
   auto trace_file =
       gzip_member_writer::create(trace_path, gzip_member_writer::default_level,
                                  gzip_member_writer::default_workers(), *trace_parent, trace_leaf.c_str());
-  ::close(*trace_parent);
-  if (!trace_file)
+  if (!trace_file) {
+    ::close(*trace_parent);
     return std::unexpected(trace_file.error());
-  if (!trace_file->give_to(probes_file->uid, pw ? pw->pw_gid : probes_file->uid))
+  }
+  if (!trace_file->give_to(probes_file->uid, pw ? pw->pw_gid : probes_file->uid)) {
+    ::close(*trace_parent);
     return fail("cannot give " + trace_path + " to uid " + std::to_string(probes_file->uid));
-  trace_file->index_to(trace_path + ".zindex");
+  }
+  // The index too is made, and at the end renamed, in the directory walked, through its descriptor.
+  trace_file->index_to(trace_path + ".zindex", *trace_parent, trace_leaf + ".zindex");
+  ::close(*trace_parent);
   // The live view's snapshot (`datacrumbs live RUN-ID`): replaced every second, the last frame
   // (marked ended) left in place when the run ends.
   std::string live_path = live_snapshot_path(run_dir, run_id);

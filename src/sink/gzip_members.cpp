@@ -270,13 +270,13 @@ void gzip_member_writer::abandon()
   drop_index("the trace failed");
 }
 
-void gzip_member_writer::index_to(const std::string& index_path)
+void gzip_member_writer::index_to(const std::string& index_path, int dir_fd, const std::string& leaf)
 {
   if (members_ > 0 || failed_ || fd_ < 0) {
     index_status_ = fail("trace index: not written: asked for after the trace was begun");
     return;
   }
-  auto made = trace_index_builder::create(index_path);
+  auto made = trace_index_builder::create(index_path, dir_fd, leaf);
   if (!made) {
     index_status_ = std::unexpected(made.error());
     return;

@@ -75,7 +75,8 @@ class gzip_member_writer {
   // Builds the trace's line index (sink/trace_index.h) while the members are written, and
   // writes it to index_path when the file is closed whole. Asked for before the first member.
   // Its trouble never fails the trace: index_status() tells it after close().
-  void index_to(const std::string& index_path);
+  // With `dir_fd`: `leaf` in that directory, reached through the descriptor, not by path.
+  void index_to(const std::string& index_path, int dir_fd = -1, const std::string& leaf = {});
   const result<>& index_status() const { return index_status_; }
 
   // Compresses the buffer into one member and writes it; a no-op when nothing is buffered.

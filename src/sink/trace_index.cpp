@@ -138,7 +138,11 @@ struct trace_index_builder::state {
     std::vector<uint32_t> line_lengths;
   };
   std::string index_path, tmp;
+  fd_closer dir{-1};     // the index's directory, when given as a descriptor: renamed in it at the end
+  std::string leaf;      // the index's name in `dir`
   fd_closer tmp_fd{-1};  // kept open: the index gets the trace's owner and mode through it
+  // The temporary file's name in `dir`, or its path.
+  std::string tmp_leaf() const { return dir.fd >= 0 ? tmp.substr(tmp.rfind('/') + 1) : tmp; }
   std::unique_ptr<sqlite3, db_closer> db;
   statement access, line, lines;
   std::string window;
@@ -233,13 +237,22 @@ trace_index_builder::~trace_index_builder()
   s_->stop();
   s_->db.reset();
   if (!s_->done)
-    ::unlink(s_->tmp.c_str());
+    ::unlinkat(s_->dir.fd >= 0 ? s_->dir.fd : AT_FDCWD, s_->tmp_leaf().c_str(), 0);
 }
 
-result<std::unique_ptr<trace_index_builder>> trace_index_builder::create(const std::string& index_path)
+result<std::unique_ptr<trace_index_builder>> trace_index_builder::create(const std::string& index_path,
+                                                                         int dir_fd, const std::string& leaf)
 {
   auto s = std::make_unique<state>();
   s->index_path = index_path;
+  // A directory given as a descriptor (the one the trace was made in) is where the index is
+  // renamed at the end of the run, however its path changed meanwhile.
+  if (dir_fd >= 0) {
+    s->dir.fd = ::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+    if (s->dir.fd < 0)
+      return fail("trace index: cannot keep the directory of '" + index_path + "': " + std::strerror(errno));
+    s->leaf = leaf;
+  }
   // A fresh name made with O_EXCL (mkstemp) beside the index, and SQLite told to open only that
   // file and never follow a link: a fixed name in a shared directory could be a planted symlink.
   s->tmp = index_path + ".XXXXXX";
@@ -254,7 +267,7 @@ result<std::unique_ptr<trace_index_builder>> trace_index_builder::create(const s
   int opened = sqlite3_open_v2(st.tmp.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, nullptr);
   st.db.reset(raw);
   if (opened != SQLITE_OK)
-    return fail("trace index: cannot create '" + st.tmp +
+    return fail("trace index: cannot create a temporary file for '" + st.index_path +
                 "': " + (raw ? sqlite3_errmsg(raw) : "out of memory"));
   if (auto made =
           exec(st.db.get(),
@@ -316,7 +329,7 @@ result<> trace_index_builder::finish(const std::string& trace_path, int trace_fd
   // The index belongs to whoever owns the trace, with its mode: the daemon (root) gives the trace
   // to the traced user, and an index left root's would be the one file of the run they do not own.
   if (int err = match_owner_and_mode(s.tmp_fd.fd, st); err)
-    return fail("trace index: cannot prepare '" + s.tmp + "': " + std::strerror(err));
+    return fail("trace index: cannot prepare '" + s.index_path + "': " + std::strerror(err));
   char resolved[PATH_MAX];
   std::string compressed_file = realpath(trace_path.c_str(), resolved) ? resolved : trace_path;
   auto meta = prepare(s.db.get(), "INSERT INTO Metadata VALUES(?, ?)");
@@ -341,8 +354,9 @@ result<> trace_index_builder::finish(const std::string& trace_path, int trace_fd
   if (auto committed = exec(s.db.get(), "COMMIT;"); !committed)
     return committed;
   if (sqlite3_close(s.db.release()) != SQLITE_OK)
-    return fail("trace index: cannot close '" + s.tmp + "'");
-  if (::rename(s.tmp.c_str(), s.index_path.c_str()) != 0)
+    return fail("trace index: cannot close '" + s.index_path + "'");
+  if ((s.dir.fd >= 0 ? ::renameat(s.dir.fd, s.tmp_leaf().c_str(), s.dir.fd, s.leaf.c_str())
+                     : ::rename(s.tmp.c_str(), s.index_path.c_str())) != 0)
     return fail("trace index: cannot write '" + s.index_path + "': " + std::strerror(errno));
   s.done = true;
   return {};

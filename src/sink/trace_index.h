@@ -29,7 +29,9 @@ namespace dc {
 class trace_index_builder {
  public:
   // Creates the index's temporary file beside index_path (a fresh name: never a planted link).
-  static result<std::unique_ptr<trace_index_builder>> create(const std::string& index_path);
+  // With `dir_fd`, the index is `leaf` in that directory (index_path only names it in messages).
+  static result<std::unique_ptr<trace_index_builder>> create(const std::string& index_path, int dir_fd = -1,
+                                                             const std::string& leaf = {});
   // Unfinished: the temporary file is removed, nothing is left.
   ~trace_index_builder();
 

@@ -113,6 +113,37 @@ TEST_F(planted_links, TheDaemonNeverFollowsALinkAtItsTraceOrOnTheWayToIt)
       refused);
 }
 
+// The trace's directory swapped for a link while the daemon runs (its owner may rename what is
+// theirs): the line index, created and at the end renamed through the directory's descriptor,
+// lands beside the trace in the directory walked, and nothing is made where the link leads.
+TEST_F(planted_links, TheIndexStaysBesideItsTraceWhenTheDirectoryIsSwappedForALink)
+{
+  auto info = start_daemon(probes, "swap");
+  ASSERT_FALSE(info.is_null());
+  fs::path trace = info["trace"].get<std::string>(), day = trace.parent_path(),
+           moved = day.string() + ".moved";
+  ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_wrap dd if=/dev/zero of=" + shell_quote(dir / "w.bin") +
+                      " bs=4k count=10 status=none"),
+            0);
+  fs::create_directories(dir / "elsewhere");
+  fs::rename(day, moved);
+  fs::create_directory_symlink(dir / "elsewhere", day);
+  stop_daemon("swap");
+  EXPECT_TRUE(fs::is_empty(dir / "elsewhere")) << "nothing made through the link";
+  EXPECT_TRUE(is(moved / trace.filename(), S_IFREG));
+  fs::path index = moved / (trace.filename().string() + ".zindex");
+  ASSERT_TRUE(is(index, S_IFREG)) << "the index beside its trace: " << read_file(dir / "d.err");
+  EXPECT_GT(fs::file_size(index), 0u);
+  size_t left = 0;
+  for (const auto& e : fs::directory_iterator(moved))
+    left += e.path().filename().string().find(".zindex.") != std::string::npos;
+  EXPECT_EQ(left, 0u) << "no temporary file left";
+  std::printf(
+      "figure: planted links: trace directory swapped for a link mid-run: index beside the trace, "
+      "%s\n",
+      fs::is_empty(dir / "elsewhere") ? "nothing through the link" : "SOMETHING through the link");
+}
+
 TEST_F(planted_links, TheDaemonReplacesLinksAtItsReadyAndLiveFilesWithoutWritingThroughThem)
 {
   victim at_ready(dir / "victim_ready"), at_live(dir / "victim_live"), at_temp(dir / "victim_temp");
