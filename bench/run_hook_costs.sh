@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# What each BPF program costs while a pread storm is traced: the kernel's own per-program
+# statistics (kernel.bpf_stats_enabled: run count and run time of every program), sampled twice
+# while `datacrumbs run [OPTIONS] -- pread_storm` runs, so start-up and end are left out.
+#
+# usage: sudo bash bench/run_hook_costs.sh [--write-doc] [--rounds R] [OPS] [-- DATACRUMBS_RUN_OPTIONS...]
+#
+# OPS (default 4000000) preads per run; the options after -- go to `datacrumbs run` (default:
+# none, every layer in trace mode). Prints one table per round: each program that ran, its runs
+# per pread of the storm and its mean ns per run, and the sum per pread. The statistics cost two
+# clock reads per program run themselves (~20 ns each with tsc, ~125 ns with kvm-clock): compare
+# programs with each other, not with the benchmark's ratios. --write-doc puts the tables into
+# docs/performance.md ("What each BPF program costs"). A benchmark, not a test.
+set -euo pipefail
+
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+ops=4000000
+rounds=1
+args=()
+run_opts=()
+while (($#)); do
+  if [[ "$1" == -- ]]; then
+    shift
+    run_opts=("$@")
+    break
+  fi
+  args+=("$1")
+  shift
+done
+parse_bench_args 11 ops "${args[@]}"
+require_tool_and_root
+command -v bpftool >/dev/null || die "bpftool is required"
+mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+
+tmp="$(mktemp -d)"
+stats_before="$(cat /proc/sys/kernel/bpf_stats_enabled)"
+cleanup() {
+  echo "$stats_before" >/proc/sys/kernel/bpf_stats_enabled
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+
+cc -O2 -Wall -Wextra -o "$tmp/pread_storm" "$repo/bench/pread_storm.c"
+dd if=/dev/urandom of="$tmp/data" bs=1M count=64 status=none
+
+# snapshot OUT TOOL_PID: every program the tool holds, as "id name run_cnt run_time_ns".
+snapshot() {
+  bpftool prog show -j | python3 -c '
+import json, os, sys
+pid = int(sys.argv[1])
+held = set()
+for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+    try:
+        text = open(f"/proc/{pid}/fdinfo/{fd}").read()
+    except OSError:
+        continue
+    for line in text.splitlines():
+        if line.startswith("prog_id:"):
+            held.add(int(line.split()[1]))
+for p in json.load(sys.stdin):
+    if p["id"] in held:
+        print(p["id"], p.get("name", "?"), p.get("run_cnt", 0), p.get("run_time_ns", 0))
+' "$2" >"$1"
+}
+
+section="$tmp/section.md"
+exec 3>&1 >"$section"
+clocksource="$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+echo "## What each BPF program costs (\`bench/run_hook_costs.sh\`)"
+echo
+echo "The kernel's own statistics per program (\`kernel.bpf_stats_enabled\`) over 2 s inside the"
+echo "pread storm (4 KiB preads from page cache); runs per pread count every task's runs, so the"
+echo "rare programs show what the rest of the machine did meanwhile."
+echo
+echo "- Reproduce: \`sudo bash bench/run_hook_costs.sh --write-doc\`; $(date -u '+%Y-%m-%d %H:%M') UTC, commit $(git -C "$repo" rev-parse --short HEAD)"
+echo "- Machine: $(nproc) CPUs, kernel $(uname -r), clocksource $clocksource; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "- datacrumbs run ${run_opts[*]:-(every layer, trace mode)} -- pread_storm FILE $ops"
+for ((round = 1; round <= rounds; round++)); do
+  "$dc" run -o "$tmp/t.pfw.gz" "${run_opts[@]}" -- "$tmp/pread_storm" "$tmp/data" "$ops" \
+    >"$tmp/storm.out" 2>"$tmp/dc.err" &
+  tool=$!
+  sleep 1.5 # start-up, and the storm's warm-up read of the file
+  snapshot "$tmp/a" "$tool"
+  t0=$(date +%s.%N)
+  sleep 2
+  snapshot "$tmp/b" "$tool"
+  t1=$(date +%s.%N)
+  wait "$tool" || die "datacrumbs run failed: $(tail -n 3 "$tmp/dc.err")"
+  ns_per_op="$(sed -n 's/.*ns_per_op=\([0-9.]*\).*/\1/p' "$tmp/storm.out")"
+  python3 - "$tmp/a" "$tmp/b" "$t0" "$t1" "$ns_per_op" "$round" <<'PY'
+import sys
+a_path, b_path, t0, t1, ns_per_op, rnd = sys.argv[1:7]
+def read(path):
+    out = {}
+    for line in open(path):
+        pid, name, cnt, ns = line.split()
+        out[pid] = (name, int(cnt), int(ns))
+    return out
+a, b = read(a_path), read(b_path)
+# The storm's preads in the window, from its own loop rate (the window lies inside the loop).
+preads = (float(t1) - float(t0)) * 1e9 / float(ns_per_op)
+rows = []
+for pid, (name, cnt, ns) in b.items():
+    c0, n0 = a.get(pid, (name, 0, 0))[1:]
+    if cnt > c0:
+        rows.append((name, (cnt - c0) / preads, (ns - n0) / (cnt - c0), (ns - n0) / preads))
+rows.sort(key=lambda r: -r[3])
+print(f"\nRound {rnd}: storm {float(ns_per_op):.1f} ns/op, ~{preads:,.0f} preads in the window\n")
+print("| program | runs per pread | ns per run | ns per pread |")
+print("|---|---:|---:|---:|")
+for name, per, ns, total in rows:
+    print(f"| {name} | {per:.3f} | {ns:.1f} | {total:.1f} |")
+print(f"| **all** | | | **{sum(r[3] for r in rows):.1f}** |")
+PY
+done
+exec >&3
+cat "$section"
+((write_doc)) && write_doc_section hook-costs "$section" "$repo/docs/performance.md"
+exit 0
