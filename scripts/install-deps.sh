@@ -15,6 +15,8 @@ packages=(
   libisal-dev
   # C++ libraries
   libcli11-dev nlohmann-json3-dev libsimdjson-dev libgtest-dev libbenchmark-dev libyaml-cpp-dev libssl-dev
+  # user regexes: RE2 matches in linear time whatever the pattern (std::regex backtracks)
+  libre2-dev
   # real libraries the user-space layers are tested against
   libhdf5-openmpi-dev openmpi-bin
   # <sys/sdt.h>: the USDT test program defines its probes with it

@@ -108,7 +108,7 @@ CLI::App* add_explore(CLI::App& app, command_line& c)
       "explore", "list the functions of a library or executable that can be probed, one per line");
   cmd->add_option("target", c.explore.target, "a library name (libc.so.6) or a path")
       ->check(cli::not_empty());
-  cmd->add_option("--regex", c.explore.regex, "only names the regex matches whole (ECMAScript)");
+  cmd->add_option("--regex", c.explore.regex, "only names the regex matches whole (RE2 syntax)");
   cmd->add_flag("--kernel", c.explore.kernel, "list the kernel's tracepoints and which layers are live");
   cmd->add_flag("--usdt", c.explore.usdt, "list the binary's USDT probes (provider:name) instead");
 

@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include "cli/layers_mode.h"
@@ -40,14 +39,14 @@ result<std::set<std::string>> list_tracepoints()
 
 result<int> explore(const explore_options& options)
 {
-  std::optional<std::regex> filter;
+  std::optional<user_regex> filter;
   if (!options.regex.empty()) {
     auto r = compile_user_regex(options.regex, "--regex");
     if (!r)
       return std::unexpected(r.error());
     filter = std::move(*r);
   }
-  auto wanted = [&](const std::string& name) { return !filter || std::regex_match(name, *filter); };
+  auto wanted = [&](const std::string& name) { return !filter || filter->matches(name); };
   if (options.kernel) {
     auto tracepoints = list_tracepoints();
     if (!tracepoints)

@@ -1,8 +1,7 @@
 #include "probe/layers.h"
 
-#include <regex>
-
 #include "core/category.h"
+#include "core/user_regex.h"
 
 namespace dc {
 
@@ -37,8 +36,8 @@ std::vector<std::string> kernel_layers_in(const probe_config& config)
     for (const probe_entry& e : config.entries) {
       if (e.kind == probe_kind::syscalls)
         on |= l->name() == "syscall";
-      if (e.kind == probe_kind::kernel)
-        on |= std::regex_match(std::string(l->name()), std::regex(e.regex));
+      if (auto regex = compile_user_regex(e.regex, e.name); e.kind == probe_kind::kernel && regex)
+        on |= regex->matches(l->name());  // the config's reader refused a bad one
     }
     if (on)
       names.emplace_back(l->name());

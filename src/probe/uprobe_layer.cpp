@@ -19,7 +19,6 @@
 #include "core/category.h"
 #include "core/function_table.h"
 #include "core/names.h"
-#include "core/user_regex.h"
 #include "explore/elf_symbols.h"
 #include "datacrumbs.skel.h"
 #include "probe/process_links.h"

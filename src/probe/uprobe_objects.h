@@ -9,13 +9,13 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "core/uprobe_target.h"
+#include "core/user_regex.h"
 
 namespace dc {
 
@@ -59,7 +59,7 @@ class object_scanner {
 
  private:
   std::vector<uprobe_entry> entries_;
-  std::vector<std::regex> regexes_;  // one per entry; an invalid one matches nothing
+  std::vector<user_regex> regexes_;  // one per entry; an invalid one matches nothing
   std::vector<bool> valid_;
   std::map<file_id, std::vector<object_function>> cache_;
 };

@@ -1,6 +1,5 @@
 // Planning the user-space layer: which functions (and USDT probe sites) of which binaries a
 // config selects, found with the explorer. What finds nothing is a note, never an error.
-#include <regex>
 #include <set>
 
 #include "core/user_regex.h"
@@ -24,7 +23,7 @@ void plan_functions(const probe_entry& e, const std::string& path, std::vector<u
   auto regex = compile_user_regex(e.regex, e.name);
   size_t before = targets.size();
   for (const elf_function& f : *functions)
-    if (regex && std::regex_match(f.name, *regex) && attached.insert({path, f.address}).second)
+    if (regex && regex->matches(f.name) && attached.insert({path, f.address}).second)
       targets.push_back({e.name, f.name, path, f.file_offset});
   if (targets.size() == before)
     notes.push_back("probe entry '" + e.name + "': no function of " + path + " matches '" + e.regex + "'");
@@ -43,7 +42,7 @@ void plan_usdt(const probe_entry& e, const std::string& path, std::vector<uprobe
   auto regex = compile_user_regex(e.regex, e.name);
   size_t before = targets.size();
   for (const usdt_probe& p : *probes)
-    if (regex && (e.provider.empty() || p.provider == e.provider) && std::regex_match(p.name, *regex))
+    if (regex && (e.provider.empty() || p.provider == e.provider) && regex->matches(p.name))
       targets.push_back({e.name, p.provider + ":" + p.name, path, p.file_offset, true, p.semaphore_offset});
   if (targets.size() == before)
     notes.push_back("probe entry '" + e.name + "': no USDT probe of " + path + " matches '" + e.regex + "'" +

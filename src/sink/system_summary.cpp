@@ -26,14 +26,15 @@ std::vector<system_rule> system_rules(std::vector<system_rule> user)
       {"etcd", "etcd"},           {"PostgreSQL", "postgres|postmaster"},
       {"GlusterFS", "gluster.*"},
   };
-  for (const auto& [label, pattern] : builtins) user.push_back({label, pattern, std::regex(pattern)});
+  for (const auto& [label, pattern] : builtins)
+    user.push_back({label, pattern, *compile_user_regex(pattern, label)});  // valid: they are ours
   return user;
 }
 
 std::string system_label(const process_info& p, const std::vector<system_rule>& rules)
 {
   for (const auto& r : rules)
-    if (std::regex_match(p.comm, r.regex))
+    if (r.regex.matches(p.comm))
       return r.label;
   return "";
 }

@@ -4,20 +4,20 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "core/names.h"
 #include "core/result.h"
+#include "core/user_regex.h"
 #include "sink/summary.h"
 
 namespace dc {
 
 struct system_rule {
   std::string label;
-  std::string pattern;  // ECMAScript regex, matched in full against the process's comm
-  std::regex regex;
+  std::string pattern;  // a regex (RE2), matched in full against the process's comm
+  user_regex regex;
 };
 
 // "LABEL=REGEX" from the command line; an invalid regex or a missing '=' is an error naming it.
