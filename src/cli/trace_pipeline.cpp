@@ -68,6 +68,8 @@ trace_pipeline::trace_pipeline(session& probes, gzip_member_writer trace_file, u
       write_snapshot_line(writer_,
                           {snapshot_process_name, std::to_string(p.pid), std::move(*value), p.pid, ts_us});
   });
+  writer_.set_process_forgotten_hook(
+      [this](uint32_t pid, process_key instance) { process_snapshots_.forget(pid, instance); });
 }
 
 trace_pipeline::~trace_pipeline() = default;

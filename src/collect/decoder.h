@@ -11,6 +11,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -36,10 +37,34 @@ struct event_sinks {
   summary_builder* summary = nullptr;
 };
 
-// The latest process of the run with a pid (its key) and how many before it had that pid.
-struct process_instance {
-  process_key key = 0;
-  uint32_t generation = 0;
+// What the run knows of a pid: 8 bytes, whatever became of its processes.
+struct pid_state {
+  uint32_t processes = 0;  // how many of the run's processes had it: the latest is PID.N, N = this
+  uint32_t fold = 0;       // its latest process was folded: 1 + the fold's index; 0 if not
+};
+
+// pid -> pid_state, in pages of 4096 pids made as pids of them appear: bounded by pid_max
+// however many processes a run sees, and small where pids are few (pid_max may be 4 M).
+class pid_table {
+ public:
+  const pid_state* find(uint32_t pid) const
+  {
+    size_t page = pid / page_pids;
+    return page < pages_.size() && pages_[page] ? &(*pages_[page])[pid % page_pids] : nullptr;
+  }
+  pid_state& operator[](uint32_t pid)
+  {
+    size_t page = pid / page_pids;
+    if (page >= pages_.size())
+      pages_.resize(page + 1);
+    if (!pages_[page])
+      pages_[page] = std::make_unique<std::array<pid_state, page_pids>>();
+    return (*pages_[page])[pid % page_pids];
+  }
+
+ private:
+  static constexpr uint32_t page_pids = 4096;
+  std::vector<std::unique_ptr<std::array<pid_state, page_pids>>> pages_;
 };
 
 struct decode_state {
@@ -47,9 +72,7 @@ struct decode_state {
   name_table names;
   file_table files;
   process_table processes;
-  // pid -> its latest process, where that key is not the pid itself: the pid was reused during
-  // the run, or its process was folded.
-  std::unordered_map<uint32_t, process_instance> instances;
+  pid_table pids;
   // Path arguments (by slot) waiting for the next syscall event of a thread.
   std::unordered_map<uint32_t, std::array<uint64_t, 2>> call_paths;
   // The probed user-space functions, by probe index: a deque, whose elements stay where they
@@ -79,11 +102,17 @@ class decoder {
   // The key events of pid `tgid` are counted under: its latest process's (core/names.h).
   process_key process_of(uint32_t tgid) const
   {
-    if (state_.instances.empty())
+    const pid_state* s = state_.pids.find(tgid);
+    if (!s)
       return tgid;
-    auto it = state_.instances.find(tgid);
-    return it == state_.instances.end() ? tgid : it->second.key;
+    return s->fold ? folded_key_bit | (s->fold - 1)
+                   : instance_key(tgid, s->processes > 1 ? s->processes - 1 : 0);
   }
+  // How long after a process's exit the sinks keep what they hold per pid and tid for it (its
+  // names in the trace, its snapshot, its threads' order): events of it still come then (the
+  // write-back of what it dirtied, records sent after its exit record); after it, a run that
+  // forks all day keeps only the processes of the last minute, not every pid it saw.
+  static constexpr uint64_t forget_after_ns = 60'000'000'000ULL;
   // Keeps the per-process detail (summary, process table) of at most `n` exited processes, those
   // that moved the most bytes, and folds the others by command, so that a run forking all day
   // keeps a bounded amount.
@@ -114,6 +143,9 @@ class decoder {
   process_info& process_for(uint32_t pid, bool new_process);
   void process_exited(process_key key);
   void fold_process(process_key key);
+  // A process's exit record at ts_ns: the sinks forget it forget_after_ns later (forget_ended).
+  void process_ended(uint32_t pid, process_key key, const process_info& p, uint64_t ts_ns);
+  void forget_ended(uint64_t now_ns);
   void decode_block(const dc_block_event& ev);
   void decode_net(const dc_net_event& ev);
   void decode_fault(const dc_fault_event& ev);
@@ -137,6 +169,13 @@ class decoder {
   size_t detail_limit_ = default_process_detail;
   std::set<std::pair<uint64_t, process_key>> exited_detail_;  // (bytes moved, key), kept in detail
   std::map<std::string, process_key, std::less<>> fold_of_command_;
+  struct ended_process {
+    uint64_t ts_ns;
+    uint32_t pid;
+    process_key key;
+    std::vector<uint32_t> tids;
+  };
+  std::deque<ended_process> ended_;  // by exit time, oldest first
 };
 
 // A kernel layer's operation: its name and which way its bytes move. One table per layer (in its

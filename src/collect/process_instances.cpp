@@ -4,25 +4,26 @@
 // run that forks all day must not keep every exited process's detail: past the limit, those
 // that moved the fewest bytes are folded together by command, their totals kept exactly.
 #include "collect/decoder.h"
+#include "sink/event_sink.h"
+#include "sink/pfw_writer.h"
 #include "sink/summary.h"
 
 namespace dc {
 
 process_info& decoder::process_for(uint32_t pid, bool new_process)
 {
-  process_instance current{process_of(pid), 0};
-  if (auto it = state_.instances.find(pid); it != state_.instances.end())
-    current = it->second;
-  auto known = state_.processes.find(current.key);
+  pid_state& s = state_.pids[pid];
+  process_key current = instance_key(pid, s.processes > 1 ? s.processes - 1 : 0);
+  auto known = state_.processes.find(current);
   // An exec of a process already seen continues it; one whose last process exited (or was
   // folded) is a new process whose fork was not traced.
-  bool earlier = known != state_.processes.end() || (current.key & folded_key_bit);
-  if (earlier && (new_process || current.key & folded_key_bit || known->second.exit_status != -1)) {
-    process_instance next{instance_key(pid, current.generation + 1), current.generation + 1};
-    state_.instances[pid] = next;
-    current = next;
+  if (s.processes == 0) {
+    s.processes = 1;
+  } else if (new_process || s.fold || known == state_.processes.end() || known->second.exit_status != -1) {
+    current = instance_key(pid, s.processes++);
+    s.fold = 0;
   }
-  process_info& p = state_.processes[current.key];
+  process_info& p = state_.processes[current];
   p.pid = pid;
   return p;
 }
@@ -60,8 +61,31 @@ void decoder::fold_process(process_key key)
   // pid has a newer process by now.
   uint32_t pid = p.pid;
   if (process_of(pid) == key)
-    state_.instances[pid] = {fold->second, generation_of(key)};
+    state_.pids[pid].fold = static_cast<uint32_t>((fold->second & ~folded_key_bit) + 1);
   state_.processes.erase(it);
+}
+
+void decoder::process_ended(uint32_t pid, process_key key, const process_info& p, uint64_t ts_ns)
+{
+  ended_process e{ts_ns, pid, key, {}};
+  e.tids.reserve(p.threads.size());
+  for (const auto& [tid, info] : p.threads) e.tids.push_back(tid);
+  ended_.push_back(std::move(e));
+  forget_ended(ts_ns);
+}
+
+void decoder::forget_ended(uint64_t now_ns)
+{
+  while (!ended_.empty() && ended_.front().ts_ns + forget_after_ns <= now_ns) {
+    const ended_process& e = ended_.front();
+    // Kept in detail (the summary's busiest): no second snapshot if a late event names it again.
+    if (auto it = state_.processes.find(e.key); it != state_.processes.end())
+      it->second.forgotten = true;
+    if (sinks_.trace)
+      sinks_.trace->forget_process(e.pid, e.key, e.tids);
+    for (event_sink* v : views_) v->forget_process(e.pid, e.key);
+    ended_.pop_front();
+  }
 }
 
 }  // namespace dc

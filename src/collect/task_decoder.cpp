@@ -71,8 +71,7 @@ void decoder::decode_task(const dc_task_event& ev)
     case DC_TASK_THREAD: p.threads[ev.hdr.tid].comm = comm_of(ev); break;
     case DC_TASK_EXIT:
       p.exit_status = static_cast<int>(ev.exit_code);
-      if (sinks_.trace)
-        for (const auto& [tid, info] : p.threads) sinks_.trace->forget_thread(tid);
+      process_ended(pid, process_of(pid), p, ev.hdr.ts_ns);  // before process_exited may fold p
       process_exited(process_of(pid));
       break;
     default: ++malformed_;

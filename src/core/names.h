@@ -97,6 +97,9 @@ struct process_info {
   uint64_t folded = 0;
   uint64_t folded_threads = 0;  // the threads those processes had
   uint32_t names_version = 0;   // counts the changes of its names (fork, exec): the trace names it again
+  // Exited over a minute ago: the trace's sinks forgot its pid (collect/decoder.h), so a late
+  // event that names it again takes no snapshot (its /proc entry is gone, or another's).
+  bool forgotten = false;
 };
 
 // A process as the run saw it: its pid, plus which of the run's processes with that pid it is

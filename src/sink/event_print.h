@@ -27,6 +27,8 @@ class event_printer : public event_sink {
   void add(const trace_event& ev, const trace_names& names) override;
   void tick(std::chrono::steady_clock::time_point now, const trace_names& names) override;
   void finish(const trace_names& names) override;
+  // Its storage-system label is a cache: recomputed if the pid is named again.
+  void forget_process(uint32_t pid, process_key) override { systems_.erase(pid); }
 
   // After finish(): the output's first error, and how many lines were dropped (a reader slower
   // than the trace).

@@ -18,6 +18,8 @@ class event_sink {
   virtual void tick(std::chrono::steady_clock::time_point now, const trace_names& names) = 0;
   // After the last event (the ring drained, the trace's held spans written).
   virtual void finish(const trace_names& names) = 0;
+  // A process that ended a minute ago (collect/decoder.h): what is kept per pid for it may go.
+  virtual void forget_process(uint32_t /*pid*/, process_key /*process*/) {}
 };
 
 }  // namespace dc

@@ -81,6 +81,19 @@ void pfw_writer::write_file_hash(uint64_t hash, const trace_names& names, uint32
   b.append("}}\n");
 }
 
+void pfw_writer::forget_process(uint32_t pid, process_key process, std::span<const uint32_t> tids)
+{
+  if (auto it = named_pids_.find(pid); it != named_pids_.end() && it->second.process == process)
+    named_pids_.erase(it);
+  for (uint32_t tid : tids) {
+    if (auto it = named_tids_.find(tid); it != named_tids_.end() && it->second.process == process)
+      named_tids_.erase(it);
+    order_.forget(tid, process);
+  }
+  if (process_forgotten_)
+    process_forgotten_(pid, process);
+}
+
 void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names)
 {
   std::string& b = out_.buffer();
@@ -123,8 +136,10 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
     comm = t != proc->second.threads.end() ? std::string_view(t->second.comm)
                                            : std::string_view(proc->second.comm);
   }
-  if (auto [at, added_tid] = named_tids_.try_emplace(ev.tid, comm); added_tid || at->second != comm) {
-    at->second = comm;
+  auto [at, added_tid] = named_tids_.try_emplace(ev.tid);
+  at->second.process = ev.instance();
+  if (added_tid || at->second.name != comm) {
+    at->second.name = comm;
     begin_metadata("thread_name", ev.pid, ev.tid, ev.ts_us);
     append_string_field(b, "name", comm);
     b.append("}}\n");

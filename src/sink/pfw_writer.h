@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -36,8 +37,19 @@ class pfw_writer {
   void write_event(const trace_event& ev, const trace_names& names);
   // Writes the spans still waiting for a parent (at the end of a run, before finish()).
   void flush_held(const trace_names& names);
-  // A thread that ended: forgets what it knew of it (if nothing of it waits).
-  void forget_thread(uint32_t tid) { order_.forget(tid); }
+  // A process that ended a while ago (collect/decoder.h: forget_after_ns): forgets its pid's and
+  // its threads' names and order, unless a newer process has them by now (nor threads with
+  // spans still waiting), and tells the process-forgotten hook. A late event names it again.
+  void forget_process(uint32_t pid, process_key process, std::span<const uint32_t> tids);
+  // The snapshotter forgets the process with the writer (sink/snapshots.h).
+  void set_process_forgotten_hook(std::function<void(uint32_t pid, process_key)> hook)
+  {
+    process_forgotten_ = std::move(hook);
+  }
+  // What the writer keeps per pid and per tid (bounded by the processes of the last minute).
+  size_t pids_named() const { return named_pids_.size(); }
+  size_t tids_named() const { return named_tids_.size(); }
+  size_t threads_ordered() const { return order_.threads(); }
   // End-of-run totals (the page cache's counts per process and file) as a metadata line: they
   // are not events of any time, so no reader counts them as events.
   void write_totals(const trace_event& ev, const trace_names& names);
@@ -115,13 +127,18 @@ class pfw_writer {
   std::unordered_set<uint64_t> written_hashes_;
   uint64_t last_hash_ = 0;  // in written_hashes_: most events name the file the one before named
   std::unordered_map<uint32_t, named_process> named_pids_;
-  std::unordered_map<uint32_t, std::string> named_tids_;  // tid -> the name it was given
+  struct named_thread {
+    uint64_t process = 0;  // the process it was named for
+    std::string name;
+  };
+  std::unordered_map<uint32_t, named_thread> named_tids_;
   std::string span_args_;  // ,"ph":"X","args":{"hhash":H: the same on every span
   lane_table lanes_;
   thread_order order_;
   std::string series_;  // a counter's series id, reused
   std::function<std::string(const process_info&)> labeler_;
   std::function<void(process_key, const process_info&, uint64_t)> process_named_;
+  std::function<void(uint32_t, process_key)> process_forgotten_;
 };
 
 }  // namespace dc

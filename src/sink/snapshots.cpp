@@ -204,8 +204,16 @@ std::vector<snapshot_line> directory_snapshot(const std::string& given, std::str
   return lines;
 }
 
+void process_snapshotter::forget(uint32_t pid, process_key instance)
+{
+  if (auto it = taken_.find(pid); it != taken_.end() && it->second.instance == instance)
+    taken_.erase(it);
+}
+
 std::optional<nlohmann::json> process_snapshotter::operator()(process_key instance, const process_info& p)
 {
+  if (p.forgotten)
+    return std::nullopt;
   uint64_t command_hash = string_hash(p.command);
   auto [at, added] = taken_.try_emplace(p.pid);
   taken before = at->second;

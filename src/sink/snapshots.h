@@ -52,7 +52,9 @@ std::vector<snapshot_line> directory_snapshot(const std::string& dir, std::strin
 // The process snapshots the trace writer asks for when it names a process (at its first event,
 // again when its command changes, and for a later process given the same pid): reads /proc on the
 // writer's thread, once per process and command. Per pid it keeps which process and the hash of
-// its command (16 bytes): bounded by pid_max, however many processes a run sees.
+// its command (16 bytes) until the writer forgets the process (a minute after its exit), so a
+// run that forks all day keeps the processes of the last minute. A forgotten process is not
+// snapshotted again: its /proc entry is gone, or another process's.
 class process_snapshotter {
  public:
   // A process snapshotted before its first event (run mode's command, before its exec): its
@@ -60,6 +62,9 @@ class process_snapshotter {
   void taken_already(uint32_t pid) { taken_[pid] = {instance_key(pid, 0), 0, true}; }
   // The snapshot's value, or nullopt when this process was snapshotted with this command.
   std::optional<nlohmann::json> operator()(process_key instance, const process_info& p);
+  // The writer forgot the process (pfw_writer::forget_process).
+  void forget(uint32_t pid, process_key instance);
+  size_t pids() const { return taken_.size(); }
 
  private:
   struct taken {

@@ -43,6 +43,7 @@ bool thread_order::admit(const trace_event& ev)
   if (!ordered(ev))
     return true;
   thread& t = thread_of(ev.tid);
+  t.process = ev.instance();
   if (is_syscall(ev))
     t.last_syscall = std::max(t.last_syscall, ev.id);
   if (ev.parent < 0)
@@ -119,10 +120,10 @@ std::span<trace_event> thread_order::freed_by(const trace_event& written)
   return take_marked(t);
 }
 
-void thread_order::forget(uint32_t tid)
+void thread_order::forget(uint32_t tid, process_key process)
 {
   auto it = threads_.find(tid);
-  if (it == threads_.end() || !it->second.held.empty())
+  if (it == threads_.end() || !it->second.held.empty() || it->second.process != process)
     return;
   if (cached_ == &it->second)
     cached_ = nullptr;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/event.h"
+#include "core/names.h"
 
 namespace dc {
 
@@ -36,11 +37,14 @@ class thread_order {
   std::span<trace_event> freed_by(const trace_event& written);
   // Everything every thread holds (at the end of the run), each thread's by id.
   std::span<trace_event> drain_all();
-  // A thread that ended: drops its state unless spans of it still wait.
-  void forget(uint32_t tid);
+  // A thread of a process that ended: drops its state unless spans of it still wait or its tid
+  // is another process's thread by now.
+  void forget(uint32_t tid, process_key process);
+  size_t threads() const { return threads_.size(); }
 
  private:
   struct thread {
+    process_key process = 0;    // whose thread the tid was at its latest span
     uint64_t last_syscall = 0;  // highest id of a system call of this thread seen so far
     std::vector<trace_event> held;
   };

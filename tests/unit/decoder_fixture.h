@@ -45,12 +45,11 @@ struct decoder_fixture : ::testing::Test {
     return out;
   }
 
-  uint32_t tgid = 10;  // the process of the records made next
+  uint32_t tgid = 10;          // the process of the records made next
+  uint64_t ts_ns = 5'000'000;  // and their kernel time
 
-  dc_record_header header(uint32_t kind, uint32_t tid, uint64_t ts = 5'000'000) const
-  {
-    return {kind, tgid, tid, 0, ts};
-  }
+  dc_record_header header(uint32_t kind, uint32_t tid) const { return header(kind, tid, ts_ns); }
+  dc_record_header header(uint32_t kind, uint32_t tid, uint64_t ts) const { return {kind, tgid, tid, 0, ts}; }
 
   void feed_syscall(long nr, uint32_t tid, int64_t ret, std::array<uint64_t, 6> args, dc_file_ref a = {},
                     dc_file_ref b = {})

@@ -96,5 +96,41 @@ TEST_F(process_instances, PastTheDetailKeptTheLeastBusyAreFoldedByCommandExactly
   EXPECT_EQ(j["processes_in_all"], 6);
 }
 
+// A run that forks all day keeps, per pid and tid, only the processes that ended in the last
+// minute (collect/decoder.h: forget_after_ns): 3,000 short processes over 300 s of kernel time,
+// ~10 a second on 3,000 distinct pids, leave the writer naming at most the last minute's.
+TEST_F(process_instances, WhatIsKeptPerPidIsTheLastMinutesProcessesNotEveryPid)
+{
+  constexpr uint64_t second = 1'000'000'000;
+  for (uint32_t i = 0; i < 3000; ++i) {
+    ts_ns = 5'000'000 + i * second / 10;
+    process(1000 + i, "short", 1);
+  }
+  EXPECT_LE(writer->pids_named(), 601u);
+  EXPECT_GE(writer->pids_named(), 590u);  // the last minute's, still named
+  EXPECT_LE(writer->tids_named(), 601u);
+  EXPECT_LE(writer->threads_ordered(), 601u);
+  // Every process is still counted, and a late event of a forgotten one names it again: the
+  // trace stays whole, each of its events under its process.
+  ts_ns += second;
+  tgid = 1000;
+  feed_syscall(SYS_pread64, 1000, 100, {3, 0, 100, 0, 0, 0}, data_file);
+  nlohmann::json j = summary_json(summary, dec->state().processes, dec->state().names, run_facts{});
+  EXPECT_EQ(j["processes_in_all"], 3000);
+  EXPECT_EQ(summary.totals().ops.at("POSIX").at("pread64").count, 3001u);
+  // A pid used again after its first process was forgotten is its second process, not the first.
+  process(1000, "again", 2, true);
+  ASSERT_TRUE(dec->state().processes.contains(instance_key(1000, 1)));
+  EXPECT_EQ(dec->state().processes.at(instance_key(1000, 1)).comm, "again");
+  ASSERT_TRUE(writer->finish({}));
+  size_t names_of_1000 = 0, spans_of_1000 = 0;
+  for (auto& l : test::parse_trace_text(test::read_gzip_members(path).text).lines) {
+    names_of_1000 += l["name"] == "process_name" && l["pid"] == 1000;
+    spans_of_1000 += l["ph"] == "X" && l["pid"] == 1000;
+  }
+  EXPECT_EQ(names_of_1000, 3u);  // its first process, again for the late event, its second process
+  EXPECT_EQ(spans_of_1000, 4u);
+}
+
 }  // namespace
 }  // namespace dc
