@@ -69,7 +69,11 @@ void decoder::process_ended(uint32_t pid, process_key key, const process_info& p
 {
   ended_process e{ts_ns, pid, key, {}};
   e.tids.reserve(p.threads.size());
-  for (const auto& [tid, info] : p.threads) e.tids.push_back(tid);
+  for (const auto& [tid, info] : p.threads) {
+    e.tids.push_back(tid);
+    if (sinks_.trace)
+      sinks_.trace->thread_ended(tid, key);
+  }
   ended_.push_back(std::move(e));
   forget_ended(ts_ns);
 }

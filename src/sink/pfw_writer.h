@@ -37,6 +37,9 @@ class pfw_writer {
   void write_event(const trace_event& ev, const trace_names& names);
   // Writes the spans still waiting for a parent (at the end of a run, before finish()).
   void flush_held(const trace_names& names);
+  // A thread of a process that just ended: its span order starts afresh if the tid is reused (a
+  // new thread's system call ids start low again), unless spans of it still wait.
+  void thread_ended(uint32_t tid, process_key process) { order_.forget(tid, process); }
   // A process that ended a while ago (collect/decoder.h: forget_after_ns): forgets its pid's and
   // its threads' names and order, unless a newer process has them by now (nor threads with
   // spans still waiting), and tells the process-forgotten hook. A late event names it again.
