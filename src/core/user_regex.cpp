@@ -17,18 +17,11 @@ RE2::Options options()
   return o;
 }
 
-const std::string no_pattern;
-
 }  // namespace
 
 bool user_regex::matches(std::string_view name) const
 {
   return re_ && RE2::FullMatch(re2::StringPiece(name.data(), name.size()), *re_);
-}
-
-const std::string& user_regex::pattern() const
-{
-  return re_ ? re_->pattern() : no_pattern;
 }
 
 result<user_regex> compile_user_regex(const std::string& pattern, std::string_view context)

@@ -23,7 +23,6 @@ class user_regex {
   user_regex() = default;  // matches nothing
   // Whether the regex matches all of `name`.
   bool matches(std::string_view name) const;
-  const std::string& pattern() const;
 
  private:
   friend result<user_regex> compile_user_regex(const std::string& pattern, std::string_view context);

@@ -30,15 +30,19 @@ std::vector<std::unique_ptr<layer>> make_layers()
 
 std::vector<std::string> kernel_layers_in(const probe_config& config)
 {
+  bool syscalls = false;
+  std::vector<user_regex> kernel;  // the kernel entries' regexes (the config's reader refused a bad one)
+  for (const probe_entry& e : config.entries) {
+    syscalls |= e.kind == probe_kind::syscalls;
+    if (e.kind != probe_kind::kernel)
+      continue;
+    if (auto regex = compile_user_regex(e.regex, e.name))
+      kernel.push_back(std::move(*regex));
+  }
   std::vector<std::string> names;
   for (const auto& l : make_layers()) {
-    bool on = false;
-    for (const probe_entry& e : config.entries) {
-      if (e.kind == probe_kind::syscalls)
-        on |= l->name() == "syscall";
-      if (auto regex = compile_user_regex(e.regex, e.name); e.kind == probe_kind::kernel && regex)
-        on |= regex->matches(l->name());  // the config's reader refused a bad one
-    }
+    bool on = syscalls && l->name() == "syscall";
+    for (const user_regex& r : kernel) on = on || r.matches(l->name());
     if (on)
       names.emplace_back(l->name());
   }

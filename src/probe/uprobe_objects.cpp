@@ -59,7 +59,6 @@ object_scanner::object_scanner(std::vector<uprobe_entry> entries) : entries_(std
 {
   for (const uprobe_entry& e : entries_) {
     auto r = compile_user_regex(e.regex, e.category);  // the planner already noted a bad one
-    valid_.push_back(r.has_value());
     regexes_.push_back(r ? std::move(*r) : user_regex());
   }
 }
@@ -75,7 +74,7 @@ const std::vector<object_function>& object_scanner::functions_of(const std::stri
   std::set<std::pair<size_t, uint64_t>> seen;  // (entry, address)
   for (const elf_function& f : *functions)
     for (size_t e = 0; e < entries_.size(); ++e)
-      if (valid_[e] && regexes_[e].matches(f.name) && seen.insert({e, f.address}).second)
+      if (regexes_[e].matches(f.name) && seen.insert({e, f.address}).second)
         it->second.push_back({e, f.name, f.file_offset});
   return it->second;
 }

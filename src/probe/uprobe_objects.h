@@ -60,7 +60,6 @@ class object_scanner {
  private:
   std::vector<uprobe_entry> entries_;
   std::vector<user_regex> regexes_;  // one per entry; an invalid one matches nothing
-  std::vector<bool> valid_;
   std::map<file_id, std::vector<object_function>> cache_;
 };
 

@@ -16,7 +16,7 @@ result<system_rule> parse_system_rule(const std::string& spec)
   auto regex = compile_user_regex(pattern, "--system " + label);
   if (!regex)
     return std::unexpected(regex.error());
-  return system_rule{label, pattern, std::move(*regex)};
+  return system_rule{label, std::move(*regex)};
 }
 
 std::vector<system_rule> system_rules(std::vector<system_rule> user)
@@ -27,7 +27,7 @@ std::vector<system_rule> system_rules(std::vector<system_rule> user)
       {"GlusterFS", "gluster.*"},
   };
   for (const auto& [label, pattern] : builtins)
-    user.push_back({label, pattern, *compile_user_regex(pattern, label)});  // valid: they are ours
+    user.push_back({label, *compile_user_regex(pattern, label)});  // valid: they are ours
   return user;
 }
 

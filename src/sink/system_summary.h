@@ -16,8 +16,7 @@ namespace dc {
 
 struct system_rule {
   std::string label;
-  std::string pattern;  // a regex (RE2), matched in full against the process's comm
-  user_regex regex;
+  user_regex regex;  // matched in full against the process's comm
 };
 
 // "LABEL=REGEX" from the command line; an invalid regex or a missing '=' is an error naming it.
