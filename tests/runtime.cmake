@@ -28,11 +28,16 @@ target_link_libraries(hdf5_mpi_app PRIVATE PkgConfig::HDF5_MPI)
 # libhdf5_openmpi.so; Debian's plain `h5pcc` links libhdf5.a into the executable (H5Dwrite is
 # the program's own function there), MPI staying shared.
 find_program(H5PCC h5pcc REQUIRED)
+# h5pcc compiles into hdf5_mpi_app.o in its working directory and removes it after linking: the
+# two builds, run at once, each get a directory of their own (one removed the other's object).
 foreach(linking shared static)
   set(app ${CMAKE_CURRENT_BINARY_DIR}/h5pcc_app_${linking})
   set(flag $<$<STREQUAL:${linking},shared>:-shlib>)
+  set(work ${CMAKE_CURRENT_BINARY_DIR}/h5pcc_${linking})
+  file(MAKE_DIRECTORY ${work})
   add_custom_command(OUTPUT ${app}
     COMMAND ${H5PCC} ${flag} -O2 -g -o ${app} ${CMAKE_CURRENT_SOURCE_DIR}/runtime/hdf5_mpi_app.c
+    WORKING_DIRECTORY ${work}
     DEPENDS runtime/hdf5_mpi_app.c COMMENT "h5pcc ${linking}: h5pcc_app_${linking}" VERBATIM)
   add_custom_target(hdf5_mpi_app_${linking} DEPENDS ${app})
 endforeach()
