@@ -90,6 +90,12 @@ static __always_inline int dc_block_owner_of(struct request* trusted_rq, struct 
   struct bio* bio = rq->bio;
   struct bio_vec* vec = bio ? bio->bi_io_vec : NULL;
   struct page* page = vec ? vec->bv_page : NULL;
+  /* A bio may start inside a large folio (buffer-head reads, one per block, do when a folio mixes
+   * holes and data): only the folio's head page names its mapping; a tail page's compound_head
+   * points at the head, tagged by bit 0. */
+  unsigned long head = 0;
+  if (page && !bpf_probe_read_kernel(&head, sizeof(head), &page->compound_head) && (head & 1))
+    page = (struct page*)(head - 1);
   /* Read as a number: its low bits tag anonymous and movable pages. */
   unsigned long mapping = 0;
   if (page)

@@ -1,5 +1,8 @@
 // The block layer against ground truth on a loop device of the test's own: bytes per file and
 // process (including writeback issued by kernel workers), bounded by /proc/diskstats.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <thread>
 #include <vector>
@@ -221,6 +224,27 @@ TEST_P(block_test, ColdReadIsChargedToTheReader)
       app += e["args"]["ret"].get<uint64_t>();
   }
   EXPECT_DOUBLE_EQ(run.summary["amplification"]["read"].get<double>(), 1.0 * device / app);
+}
+
+TEST_P(block_test, ReadsOfAFileWithHolesInsideItsFoliosAreChargedToTheFile)
+{
+  // One block of data every other block: a folio that mixes holes and data is read a block at a
+  // time (buffer heads on ext4), so requests start inside large folios, on tail pages.
+  std::string sparse = file("sparse.bin");
+  {
+    int fd = open(sparse.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    std::vector<char> block(4096, 'x');
+    for (off_t at = 0; at < off_t(16 * mib); at += 2 * block.size())
+      ASSERT_EQ(pwrite(fd, block.data(), block.size(), at), ssize_t(block.size()));
+    close(fd);
+  }
+  fs->drop_caches();
+  auto run = trace_command(dir, "dd if=" + shell_quote(sparse) + " of=/dev/null bs=1M status=none");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto b = block_bytes_for(run, sparse);
+  expect_within_1_percent(b.read, 8 * mib);
+  EXPECT_EQ(b.pids, std::set<uint32_t>{pid_of_command(run, "dd ")});
 }
 
 INSTANTIATE_TEST_SUITE_P(fs, block_test, ::testing::Values("ext4", "xfs"));
