@@ -142,13 +142,24 @@ struct dc_syscall_spec {
  * written to fd_b; a positive return value is bytes moved both ways. */
 #define DC_MOVES_COPY 3
 
+/* A buffered read or write that ended with a call on one file, carried in the call's record
+ * (one event per call, not a second one for the filesystem's part). */
+struct dc_folded_fs {
+  dc_u64 first;     /* read: the first page asked of the cache; write: the byte offset */
+  dc_u32 page_span; /* read: last page asked - first */
+  dc_u32 op;        /* DC_FS_BUFFERED_READ or _WRITE; 0: none (overlaps file_b.mode) */
+};
+
 struct dc_syscall_event {
   struct dc_record_header hdr; /* ts_ns = entry time */
   dc_u64 dur_ns;
   dc_s64 ret;
   dc_u64 args[6];
   struct dc_file_ref file_a;
-  struct dc_file_ref file_b;
+  union {
+    struct dc_file_ref file_b; /* a call with a second descriptor (spec fd_b) */
+    struct dc_folded_fs fs;    /* any other call */
+  };
   dc_u32 nr;
   dc_u32 level;  /* nesting depth, 1 = outermost (DFTracer level) */
   dc_u64 id;     /* this call's event id (see dc_event_id) */

@@ -107,6 +107,27 @@ static __always_inline __u64 dc_pages_read(const struct dc_thread* e, const stru
   return (((__u64)off + ret - 1) >> dc_page_shift) - ((__u64)off >> dc_page_shift) + 1;
 }
 
+/* Whether the thread's open FS operation folds into its call's record (struct dc_folded_fs):
+ * a buffered read or write, which starts and ends with its call, of the call's only file. */
+static __always_inline int dc_fold_fs(const struct dc_thread* e, const struct dc_syscall_spec* spec,
+                                      const struct dc_file_ref* file_a, struct dc_folded_fs* out)
+{
+  const struct dc_fs_event* fs = &e->fs;
+  if (spec->fd_b != DC_ARG_NONE || fs->file.ino != file_a->ino || fs->file.dev != file_a->dev)
+    return 0;
+  if (fs->op == DC_FS_BUFFERED_WRITE) {
+    out->first = fs->offset;
+  } else if (fs->op == DC_FS_BUFFERED_READ && fs->last_page >= fs->first_page &&
+             fs->last_page - fs->first_page <= 0xffffffffULL) {
+    out->first = fs->first_page;
+    out->page_span = fs->last_page - fs->first_page;
+  } else {
+    return 0;
+  }
+  out->op = fs->op;
+  return 1;
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
 {
@@ -161,8 +182,12 @@ int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
   if (spec->path_b != DC_ARG_NONE)
     dc_emit_call_path(e, spec->path_b, spec->dirfd_b, 1, e->ts);
 
-  /* The FS operation that ended with this call is staged first, then the call. */
-  __u32 fs_op = e->fs_open;
+  /* The FS operation that ended with this call goes in the call's record when it can (a
+   * buffered read or write of the call's one file), else it is staged first, then the call. */
+  struct dc_folded_fs folded = {};
+  __u32 fs_op = e->fs_open && !dc_fold_fs(e, spec, &file_a, &folded);
+  if (folded.op)
+    e->fs_open = 0;
   if (e->staged + (fs_op ? 2 : 1) > DC_STAGE_EVENTS)
     dc_stage_flush(e);
   __u32 slot = e->staged;
@@ -184,7 +209,10 @@ int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
   ev->ret = ret;
   __builtin_memcpy(ev->args, e->args, sizeof(ev->args));
   ev->file_a = file_a;
-  ev->file_b = file_b;
+  if (folded.op)
+    ev->fs = folded;
+  else
+    ev->file_b = file_b;
   ev->nr = nr;
   ev->level = e->level;
   ev->id = e->id;

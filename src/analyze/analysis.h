@@ -8,6 +8,7 @@
 
 #include "analyze/clock_section.h"
 #include "analyze/counter_sections.h"
+#include "analyze/folded_fs.h"
 #include "analyze/inputs_section.h"
 #include "analyze/layers_section.h"
 #include "analyze/names_section.h"
@@ -44,7 +45,22 @@ struct analysis {
     timeline.add(p, c);
     counters.add(p);
     snapshots.add(p);
+    unfolded_ = unfold_fs(p, folded_);
+    if (unfolded_)
+      add_folded(folded_.r);
     return p;
+  }
+  // The FS operation the record last added carried (folded_fs.h), for per-event outputs; null
+  // when it carried none.
+  const record* folded() const { return unfolded_ ? &folded_.r : nullptr; }
+  // The FS operation a call carries in its args ("fs", folded_fs.h): counted in the layers, the
+  // timeline and the counters as its own event was, but not a line of the trace (run section).
+  void add_folded(const record& fs)
+  {
+    call_facts c = facts_of(fs);
+    layers.add(fs, c);
+    timeline.add(fs, c);
+    counters.add(fs);
   }
   void end_file()
   {
@@ -61,6 +77,8 @@ struct analysis {
 
  private:
   record placed_;
+  folded_fs folded_;
+  bool unfolded_ = false;
 };
 
 // The text report printed on stdout, rendered from the report JSON.

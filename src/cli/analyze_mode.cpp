@@ -102,8 +102,11 @@ result<int> run_analyze(const analyze_options& o)
     analyze::record_sink sink{[&](const analyze::record& r) {
                                 // names first: the CSV row resolves its hashes
                                 const analyze::record& placed = all.add(r);
-                                if (events_csv)
+                                if (events_csv) {
                                   events_csv->add(placed);
+                                  if (const analyze::record* fs = all.folded())
+                                    events_csv->add(*fs);  // a row of the fs table, as before
+                                }
                               },
                               [&] {
                                 all.end_file();

@@ -205,7 +205,7 @@ void decoder::tick(std::chrono::steady_clock::time_point now)
 
 void decoder::emit(const trace_event& ev)
 {
-  if (sinks_.trace)
+  if (sinks_.trace && !ev.folded)
     sinks_.trace->write_event(ev, {state_.names, state_.processes});
   if (sinks_.summary)
     sinks_.summary->add(ev);

@@ -150,6 +150,8 @@ class decoder {
   void decode_net(const dc_net_event& ev);
   void decode_fault(const dc_fault_event& ev);
   void decode_fs(const dc_fs_event& ev);
+  // folded: carried in its call's event (unfold_fs), counted but not written on its own.
+  void decode_fs_op(const dc_fs_event& ev, bool folded);
   void decode_uprobe(const dc_uprobe_event& ev);
   // Layer, operation name and direction of a profile counter; false for a key no layer made.
   bool name_counter(const dc_profile_key& key, trace_event& ev);
@@ -188,6 +190,11 @@ layer_op block_op(uint32_t op);
 layer_op fs_op(uint32_t op);
 layer_op net_op(uint32_t op);
 layer_op fault_op(uint32_t op);
+// A buffered read or write folded into its call's record (bpf/events.h dc_folded_fs): the args
+// the call's event carries for it ("fs", then first_page/last_page or fs_offset), and the FS
+// operation itself, as a staged record would have given it (for the summary).
+void add_folded_fs_args(trace_event& call, const dc_folded_fs& fs);
+dc_fs_event unfold_fs(const dc_syscall_event& call);
 
 struct syscall_info;
 // Which way a POSIX call that moved bytes moved them for its files (fhash: `a`, fhash2: `b`),

@@ -22,10 +22,47 @@ layer_op fs_op(uint32_t op)
   }
 }
 
+void add_folded_fs_args(trace_event& call, const dc_folded_fs& fs)
+{
+  call.add_text("fs", std::string(fs_op(fs.op).name));
+  if (fs.op == DC_FS_BUFFERED_READ) {
+    call.add_arg("first_page", static_cast<int64_t>(fs.first));
+    call.add_arg("last_page", static_cast<int64_t>(fs.first + fs.page_span));
+  } else {
+    call.add_arg("fs_offset", static_cast<int64_t>(fs.first));
+  }
+}
+
+dc_fs_event unfold_fs(const dc_syscall_event& call)
+{
+  dc_fs_event fs{};
+  fs.hdr = call.hdr;
+  fs.hdr.kind = DC_REC_FS;
+  fs.dur_ns = call.dur_ns;
+  fs.ret = call.ret;
+  fs.file = call.file_a;
+  fs.op = call.fs.op;
+  if (fs.op == DC_FS_BUFFERED_READ) {
+    fs.first_page = call.fs.first;
+    fs.last_page = call.fs.first + call.fs.page_span;
+    fs.offset = call.fs.first << 12;  // as the kernel side writes it for a staged read
+  } else {
+    fs.offset = call.fs.first;
+  }
+  fs.nest = {.id = 0, .parent = static_cast<int64_t>(call.id), .level = call.level + 1, .flags = 0};
+  return fs;
+}
+
 void decoder::decode_fs(const dc_fs_event& raw)
+{
+  decode_fs_op(raw, false);
+}
+
+void decoder::decode_fs_op(const dc_fs_event& raw, bool folded)
 {
   layer_op op = fs_op(raw.op);
   trace_event ev = begin_event(op.name, category::fs, raw.hdr, raw.dur_ns);
+  ev.folded = folded;
   place(ev, raw.nest, trace_event::parent_of::syscall);
   if (raw.op == DC_FS_JOURNAL_COMMIT) {
     // The journal's work for the device, not a call of the thread it is charged to.

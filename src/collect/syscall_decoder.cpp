@@ -113,7 +113,12 @@ void decoder::decode_syscall(const dc_syscall_event& raw)
     return index >= 0 && index < 6 ? static_cast<int32_t>(raw.args[index]) : -1;
   };
   ev.fhash = file_hash(raw.file_a, raw.hdr.tgid, fd_of(spec.fd_a));
-  ev.fhash2 = file_hash(raw.file_b, raw.hdr.tgid, fd_of(spec.fd_b));
+  // Without a second descriptor the record's file_b holds the FS operation folded into the call.
+  bool folded = spec.fd_b == DC_ARG_NONE && raw.fs.op != 0;
+  if (!folded)
+    ev.fhash2 = file_hash(raw.file_b, raw.hdr.tgid, fd_of(spec.fd_b));
+  else
+    add_folded_fs_args(ev, raw.fs);
   if (spec.path_a != DC_ARG_NONE || spec.path_b != DC_ARG_NONE) {
     auto pending = state_.call_paths.find(raw.hdr.tid);
     if (pending != state_.call_paths.end()) {
@@ -125,6 +130,8 @@ void decoder::decode_syscall(const dc_syscall_event& raw)
     }
   }
   emit(ev);
+  if (folded)
+    decode_fs_op(unfold_fs(raw), true);
 }
 
 }  // namespace dc

@@ -38,8 +38,11 @@ struct trace_event {
   io_dir dir2 = io_dir::none;  // and for fhash2: a copy between two files reads one, writes the other
   bool counter = false;        // a "ph":"C" counter sample (args are the counts), not a span
   uint64_t count = 1;          // calls the event stands for: a profile counter sums many
-  uint64_t fhash = 0;          // 0: no file
-  uint64_t fhash2 = 0;         // second file (rename target, a copy's output)
+  // An operation carried in its call's event (a buffered read's FS part, in the read's args):
+  // counted by the summary and the live views, not written to the trace on its own.
+  bool folded = false;
+  uint64_t fhash = 0;   // 0: no file
+  uint64_t fhash2 = 0;  // second file (rename target, a copy's output)
   // Nesting, for events the kernel placed on their thread's call stack (level 0: not placed).
   // The kernel's id is then the event's id, so children can name a parent written after them.
   uint64_t id = 0;

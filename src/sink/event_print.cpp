@@ -106,7 +106,7 @@ const std::string& event_printer::system_of(const process_info* p)
 
 void event_printer::add(const trace_event& ev, const trace_names& names)
 {
-  if (ev.counter || (!layers_.empty() && !layers_.contains(ev.category)))
+  if (ev.counter || ev.folded || (!layers_.empty() && !layers_.contains(ev.category)))
     return;
   auto p = names.processes.find(ev.instance());
   append_event_line(chunk_, ev, names, system_of(p == names.processes.end() ? nullptr : &p->second));

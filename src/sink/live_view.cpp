@@ -62,7 +62,7 @@ void live_view::add_file(uint64_t fhash, io_dir dir, const trace_event& ev, bool
 
 void live_view::add(const trace_event& ev, const trace_names&)
 {
-  if (!ev.counter) {
+  if (!ev.counter && !ev.folded) {  // the trace's events; a folded one is in its call's
     ++events_;
     ++interval_events_;
   }

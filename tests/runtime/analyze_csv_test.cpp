@@ -38,6 +38,8 @@ std::multiset<std::string> tables_of_line(const nlohmann::json& e)
       t.insert("nw_epoll");
     if (name == "setsockopt" || name == "getsockopt")
       t.insert("nw_sockopt");
+    if (e["args"].contains("fs"))
+      t.insert("fs");  // the FS operation the call carries: a row of the fs table
     return t;
   }
   if (cat == "FS")

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyze/folded_fs.h"
 #include "analyze/record.h"
 
 namespace dc::test {
@@ -28,13 +29,20 @@ struct trace_line {
                        std::vector<analyze::record_text>& text_storage) const;
 };
 
-// Feeds lines to an accumulator in order.
+// Feeds lines to an accumulator in order, each call's folded FS operation after it (as
+// analyze::analysis does).
 template <class Acc>
 void feed(Acc& acc, const std::vector<trace_line>& lines)
 {
   std::vector<analyze::record_arg> a;
   std::vector<analyze::record_text> t;
-  for (const auto& l : lines) acc.add(l.view(a, t));
+  analyze::folded_fs fs;
+  for (const auto& l : lines) {
+    analyze::record r = l.view(a, t);
+    acc.add(r);
+    if (analyze::unfold_fs(r, fs))
+      acc.add(fs.r);
+  }
 }
 
 // A parsed trace line (ours or DFTracer's) as a trace_line; FH/HH lines also fill `names`.

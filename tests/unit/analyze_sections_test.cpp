@@ -172,6 +172,43 @@ TEST(AnalyzeMerge, PartialsOfDisjointInputsMergeToTheSingleRun)
   }
 }
 
+// One event per call: a buffered read or write written in its call's args ("fs") is counted as
+// the FS event it stands for, so a trace of folded calls reports what one of separate events does.
+TEST(AnalyzeFolded, AFoldedFsOperationCountsAsItsOwnEventDid)
+{
+  temp_dir d;
+  std::string separate, folded;
+  for (long i = 0; i < 10; ++i) {
+    std::string id = std::to_string(1000 + 2 * i), ts = std::to_string(5'000'000 + i * 100);
+    std::string call =
+        "{\"id\":" + id + ",\"name\":\"pread64\",\"cat\":\"POSIX\",\"pid\":3,\"tid\":3,\"ts\":" + ts +
+        ",\"dur\":7,\"ph\":\"X\",\"args\":{\"hhash\":7,\"level\":1,\"p_idx\":-1,\"fd\":3,\"count\":4096,"
+        "\"offset\":" +
+        std::to_string(i * 4096) + ",\"ret\":4096";
+    std::string pages = ",\"first_page\":" + std::to_string(i) + ",\"last_page\":" + std::to_string(i);
+    separate += call + ",\"fhash\":5}}\n";
+    separate += "{\"id\":" + std::to_string(1001 + 2 * i) +
+                ",\"name\":\"buffered_read\",\"cat\":\"FS\",\"pid\":3,\"tid\":3,\"ts\":" + ts +
+                ",\"dur\":7,\"ph\":\"X\",\"args\":{\"hhash\":7,\"level\":2,\"p_idx\":" + id +
+                ",\"ret\":4096,\"offset\":" + std::to_string(i * 4096) + pages + ",\"fhash\":5}}\n";
+    folded += call + pages + ",\"fs\":\"buffered_read\",\"fhash\":5}}\n";
+  }
+  write_members(d.file("separate.pfw.gz"), {separate});
+  write_members(d.file("folded.pfw.gz"), {folded});
+  nlohmann::json a = read_all({d.file("separate.pfw.gz")}, 1).all.report(0);
+  nlohmann::json b = read_all({d.file("folded.pfw.gz")}, 1).all.report(0);
+  for (const char* section : {"layers", "layer_time", "amplification", "timeseries", "files"})
+    EXPECT_EQ(a[section], b[section]) << section;
+  auto fs =
+      std::find_if(b["layers"].begin(), b["layers"].end(), [](const auto& l) { return l["layer"] == "FS"; });
+  ASSERT_NE(fs, b["layers"].end());
+  EXPECT_EQ((*fs)["count"], 10);
+  EXPECT_EQ((*fs)["bytes"], 40960);
+  // The run counts the trace's lines: one per call now.
+  EXPECT_EQ(a["run"]["events"], 20);
+  EXPECT_EQ(b["run"]["events"], 10);
+}
+
 // Found by fuzzing (tests/fuzz/regressions/analyze_partial/): a number JSON gives as a float
 // (fractional, or too large for 64 bits) where a partial holds a counter converted with
 // undefined behaviour. A partial holds whole numbers only; anything else is refused.

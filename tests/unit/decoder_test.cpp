@@ -230,6 +230,50 @@ TEST_F(decoder_fixture, ARunOfStagedSyscallRecordsIsEveryCallInOrder)
   }
 }
 
+// One event per call: a buffered read or write the kernel folded into its call's record is
+// written as args of the call, and counted in the FS layer as its own event was.
+TEST_F(decoder_fixture, AFoldedBufferedReadIsArgsOfItsCallAndCountedInTheFsLayer)
+{
+  feed_path(DC_REC_FILE_NAME, 11, "", std::string_view("data.bin\0dir\0", 13), data_file);
+  std::vector<dc_staged_record> run(2);
+  for (size_t i = 0; i < run.size(); ++i) {
+    dc_syscall_event& s = run[i].syscall;
+    s.hdr = header(DC_REC_SYSCALL, 11, 5'000'000 + i * 10'000);
+    s.dur_ns = 3'000;
+    s.file_a = data_file;
+    s.level = 1;
+    s.parent = -1;
+    s.id = (11ull << 30) + i + 1;
+  }
+  run[0].syscall.nr = SYS_pread64;
+  run[0].syscall.ret = 8192;
+  run[0].syscall.args[2] = 8192;
+  run[0].syscall.args[3] = 4096;
+  run[0].syscall.fs = {.first = 1, .page_span = 1, .op = DC_FS_BUFFERED_READ};
+  run[1].syscall.nr = SYS_write;
+  run[1].syscall.ret = 100;
+  run[1].syscall.args[2] = 100;
+  run[1].syscall.fs = {.first = 12'345, .page_span = 0, .op = DC_FS_BUFFERED_WRITE};
+  feed_staged(run);
+  auto ev = events();
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0]["name"], "pread64");
+  EXPECT_EQ(ev[0]["args"]["fs"], "buffered_read");
+  EXPECT_EQ(ev[0]["args"]["first_page"], 1);
+  EXPECT_EQ(ev[0]["args"]["last_page"], 2);
+  EXPECT_FALSE(ev[0]["args"].contains("fhash2"));
+  EXPECT_EQ(ev[1]["name"], "write");
+  EXPECT_EQ(ev[1]["args"]["fs"], "buffered_write");
+  EXPECT_EQ(ev[1]["args"]["fs_offset"], 12'345);
+  const auto& fs = summary.totals().ops.at("FS");
+  EXPECT_EQ(fs.at("buffered_read").count, 1u);
+  EXPECT_EQ(fs.at("buffered_read").bytes, 8192u);
+  EXPECT_EQ(fs.at("buffered_read").time_us, 3u);
+  EXPECT_EQ(fs.at("buffered_write").bytes, 100u);
+  EXPECT_EQ(summary.totals().flows.at("FS").read_bytes, 8192u);
+  EXPECT_EQ(summary.totals().flows.at("FS").write_bytes, 100u);
+}
+
 TEST_F(decoder_fixture, ShortRecordsAreCountedNotTrusted)
 {
   dc_record_header h = header(DC_REC_SYSCALL, 1);
