@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "events.h"
+#include "counters.h"
 
 #define DC_WALK_DEPTH 32
 #define DC_AT_FDCWD (-100)

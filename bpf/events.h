@@ -307,8 +307,8 @@ enum dc_fs_op {
 struct dc_fs_event {
   struct dc_record_header hdr; /* ts_ns = start */
   dc_u64 dur_ns;
-  dc_u64 offset;
-  dc_u64 bytes; /* asked for (direct I/O, fallocate); the result is in ret */
+  dc_u64 offset; /* where it began; a buffered read names pages instead (first_page) */
+  dc_u64 bytes;  /* asked for (direct I/O, fallocate); the result is in ret */
   dc_s64 ret;
   struct dc_file_ref file;
   dc_u32 op;             /* enum dc_fs_op */
@@ -362,58 +362,6 @@ struct dc_uprobe_event {
   dc_u32 probe; /* the attach cookie: index in user space's probe table */
   dc_u32 level;
   char str[DC_UPROBE_STR]; /* spec.str_arg's string, NUL-terminated, or "" */
-};
-
-/* Profile mode: instead of one record per event, the kernel adds each event to a counter per
- * process, layer, operation and file, per interval (epoch = completion time / interval), in the
- * per-CPU hash dc_profile. User space reads and deletes the epochs that have ended. */
-enum dc_profile_layer {
-  DC_PROF_POSIX = 1,  /* op: syscall number */
-  DC_PROF_UPROBE = 2, /* op: probe index */
-  DC_PROF_BLOCK = 3,  /* op: REQ_OP_* */
-  DC_PROF_FS = 4,     /* op: enum dc_fs_op */
-  DC_PROF_NET = 5,    /* op: enum dc_net_op */
-  DC_PROF_FAULT = 6,  /* op: enum dc_fault_op */
-};
-
-struct dc_profile_key {
-  dc_u64 epoch;
-  struct dc_file_ref file;  /* mode 0: no file */
-  struct dc_file_ref file2; /* DC_MOVES_COPY calls: the file written (file: the file read) */
-  dc_u32 tgid;
-  dc_u32 layer; /* enum dc_profile_layer */
-  dc_u32 op;
-  dc_u32 reserved;
-};
-
-struct dc_profile_counts {
-  dc_u64 count;
-  dc_u64 time_ns;
-  dc_u64 bytes;
-  dc_u64 pages; /* POSIX reads of files: pages the reads touched (the page-cache hit ratio) */
-};
-
-/* A file whose executable mappings need no hold (map dc_code_known, filled by user space): one
- * the uprobe layer links by name, or one it searched and found no probed function in. */
-struct dc_code_key {
-  dc_u64 ino;
-  dc_u32 dev; /* kernel encoding */
-  dc_u32 reserved;
-};
-
-/* The page-cache layer's counts, aggregated in the kernel (map dc_pagecache of
- * bpf/pagecache.bpf.c) and read once at the end of a run: per traced process and file. */
-struct dc_pagecache_key {
-  dc_u32 tgid;
-  dc_u32 dev; /* kernel encoding */
-  dc_u64 ino;
-};
-
-struct dc_pagecache_counts {
-  dc_u64 added;
-  dc_u64 dirtied;
-  dc_u64 written_back; /* pages written to the device */
-  dc_u64 evicted;      /* pages removed from the cache */
 };
 
 #endif

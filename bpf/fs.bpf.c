@@ -262,7 +262,6 @@ int BPF_PROG(dc_fs_buffered_read, struct address_space* mapping, unsigned long i
   if (ev) {
     ev->first_page = index;
     ev->last_page = last_index;
-    ev->offset = (__u64)index << 12;
   }
   return 0;
 }

@@ -185,9 +185,13 @@ int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
   /* The FS operation that ended with this call goes in the call's record when it can (a
    * buffered read or write of the call's one file), else it is staged first, then the call. */
   struct dc_folded_fs folded = {};
-  __u32 fs_op = e->fs_open && !dc_fold_fs(e, spec, &file_a, &folded);
-  if (folded.op)
-    e->fs_open = 0;
+  __u32 fs_op = 0; /* 1: the FS operation takes a slot of its own */
+  if (e->fs_open) {
+    if (dc_fold_fs(e, spec, &file_a, &folded))
+      e->fs_open = 0;
+    else
+      fs_op = 1;
+  }
   if (e->staged + (fs_op ? 2 : 1) > DC_STAGE_EVENTS)
     dc_stage_flush(e);
   __u32 slot = e->staged;

@@ -23,7 +23,6 @@ bool unfold_fs(const record& call, folded_fs& out)
   size_t n = 0;
   out.args[n++] = {"ret", call.arg("ret").value_or(0)};
   if (auto first = call.arg("first_page")) {
-    out.args[n++] = {"offset", *first << 12};  // what the FS event of a buffered read says
     out.args[n++] = {"first_page", *first};
     out.args[n++] = {"last_page", call.arg("last_page").value_or(*first)};
   } else if (auto offset = call.arg("fs_offset")) {

@@ -23,7 +23,7 @@
 #include "core/uprobe_target.h"
 
 extern "C" {
-#include "events.h"
+#include "counters.h"
 }
 
 namespace dc {

@@ -45,7 +45,6 @@ dc_fs_event unfold_fs(const dc_syscall_event& call)
   if (fs.op == DC_FS_BUFFERED_READ) {
     fs.first_page = call.fs.first;
     fs.last_page = call.fs.first + call.fs.page_span;
-    fs.offset = call.fs.first << 12;  // as the kernel side writes it for a staged read
   } else {
     fs.offset = call.fs.first;
   }
@@ -88,12 +87,15 @@ void decoder::decode_fs_op(const dc_fs_event& raw, bool folded)
       break;
     case DC_FS_BUFFERED_READ:
     case DC_FS_BUFFERED_WRITE:
-      ev.add_arg("offset", static_cast<int64_t>(raw.offset));
+      // A read names the pages it asked of the cache (its bytes' offset is its call's); a
+      // write, where it began.
       if (raw.op == DC_FS_BUFFERED_READ) {
         ev.add_arg("first_page", static_cast<int64_t>(raw.first_page));
         ev.add_arg("last_page", static_cast<int64_t>(raw.last_page));
-      } else if (raw.bytes) {
-        ev.add_arg("count", static_cast<int64_t>(raw.bytes));
+      } else {
+        ev.add_arg("offset", static_cast<int64_t>(raw.offset));
+        if (raw.bytes)
+          ev.add_arg("count", static_cast<int64_t>(raw.bytes));
       }
       if (raw.ret > 0) {
         ev.bytes = static_cast<uint64_t>(raw.ret);

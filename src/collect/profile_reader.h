@@ -9,7 +9,7 @@
 #include "core/result.h"
 
 extern "C" {
-#include "events.h"
+#include "counters.h"
 }
 
 namespace dc {

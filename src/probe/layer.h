@@ -14,7 +14,7 @@
 #include "core/result.h"
 
 extern "C" {
-#include "events.h"
+#include "counters.h"
 }
 
 struct bpf_link;
