@@ -11,10 +11,6 @@
 
 namespace dc {
 
-namespace {
-constexpr size_t batch_bytes = 1 << 20;
-}
-
 result<std::unique_ptr<collector>> collector::start(int ring_fd, decoder& dec, pfw_writer* writer,
                                                     std::unique_ptr<profile_reader> profile)
 {
@@ -29,7 +25,6 @@ result<std::unique_ptr<collector>> collector::start(int ring_fd, decoder& dec, p
   if (!wait)
     return std::unexpected(wait.error());
   c->wait_.emplace(std::move(*wait));
-  c->batch_.reserve(batch_bytes + 4096);
   c->formatter_ = std::thread(&collector::format_loop, c.get());
   c->consumer_ = std::thread(&collector::consume_loop, c.get());
   return c;
@@ -46,14 +41,9 @@ collector::~collector()
 int collector::on_record(void* ctx, void* data, size_t size)
 {
   auto* self = static_cast<collector*>(ctx);
-  auto& b = self->batch_;
-  uint32_t len = static_cast<uint32_t>(size);
-  size_t at = b.size();
-  size_t padded = (size + 7) & ~size_t{7};
-  b.resize(at + sizeof(uint64_t) + padded);
-  std::memcpy(b.data() + at, &len, sizeof(len));
-  std::memcpy(b.data() + at + sizeof(uint64_t), data, size);
-  if (b.size() >= batch_bytes)
+  if (!self->batch_.append(data, size))
+    return -ENOMEM;  // the record is lost: ring_buffer__consume() reports it (note_ring_error)
+  if (self->batch_.full())
     self->hand_over_batch();
   return 0;
 }
@@ -62,14 +52,27 @@ void collector::hand_over_batch()
 {
   if (batch_.empty())
     return;
-  std::vector<char> next;
-  next.reserve(batch_bytes + 4096);
+  record_batch next;
   {
     std::lock_guard lock(mutex_);
     queue_.push_back(std::move(batch_));
+    if (!spare_.empty()) {
+      next = std::move(spare_.back());
+      spare_.pop_back();
+    }
   }
   ready_.notify_one();
   batch_ = std::move(next);
+}
+
+void collector::recycle(record_batch&& batch)
+{
+  if (batch.empty())  // none was taken: a wait that timed out
+    return;
+  batch.clear();
+  std::lock_guard lock(mutex_);
+  if (spare_.size() < max_spare_batches)
+    spare_.push_back(std::move(batch));
 }
 
 void collector::consume_loop()
@@ -101,7 +104,7 @@ void collector::consume_loop()
 void collector::format_loop()
 {
   for (;;) {
-    std::vector<char> batch;
+    record_batch batch;
     bool done = false;
     uint64_t decoded_until = 0;  // once this batch is decoded; 0: not known yet
     {
@@ -117,8 +120,9 @@ void collector::format_loop()
       if (queue_.empty())
         decoded_until = drained_ns_;
     }
-    recorder_.append({batch.data(), batch.size()});
-    decode_batch(decoder_, {batch.data(), batch.size()});
+    recorder_.append(batch.bytes());
+    decode_batch(decoder_, batch.bytes());
+    recycle(std::move(batch));
     if (profile_ && (done || (decoded_until && std::chrono::steady_clock::now() - last_take_ >=
                                                    std::chrono::nanoseconds(profile_->interval_ns()))))
       take_counters(decoded_until, done);

@@ -16,6 +16,7 @@
 
 #include "collect/decoder.h"
 #include "collect/profile_reader.h"
+#include "collect/record_batch.h"
 #include "collect/ring_recording.h"
 #include "core/result.h"
 #include "core/wakeable_wait.h"
@@ -50,6 +51,7 @@ class collector {
   void note_ring_error(std::string_view what, int err);
   void format_loop();
   void hand_over_batch();
+  void recycle(record_batch&& batch);
   void take_counters(uint64_t decoded_until_ns, bool all);
 
   decoder& decoder_;
@@ -61,11 +63,14 @@ class collector {
   std::chrono::steady_clock::time_point last_trim_ = std::chrono::steady_clock::now();
   ring_buffer* ring_ = nullptr;
   std::optional<wakeable_wait> wait_;  // on the ring; stop() cuts it short
-  std::vector<char> batch_;            // consumer side: [u32 size][record][pad to 8] ...
+  record_batch batch_;                 // consumer side
 
   std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<std::vector<char>> queue_;
+  std::deque<record_batch> queue_;
+  // Formatted batches kept for the consumer to fill again; more than this many are unmapped.
+  static constexpr size_t max_spare_batches = 2;
+  std::vector<record_batch> spare_;
   uint64_t drained_ns_ = 0;  // every record submitted before this was in a handed-over batch
   bool consumer_done_ = false;
   std::atomic<bool> stopping_{false};

@@ -108,7 +108,7 @@ struct gzip_member_writer::workers {
   std::mutex m;
   std::condition_variable changed;
   std::deque<job> queue;
-  std::vector<std::string> spare;  // emptied texts, kept for their capacity
+  std::vector<std::string> spare;  // an emptied text, kept for its capacity
   uint64_t handed = 0, next_write = 0;
   bool stopping = false;
   result<> first_error;
@@ -144,7 +144,9 @@ struct gzip_member_writer::workers {
       }
       if (!done && first_error)
         first_error = std::unexpected(done.error());
-      spare.push_back(std::move(j.text));
+      // One spare is enough to swap in at the next hand-over; more only piled up in a burst.
+      if (spare.empty())
+        spare.push_back(std::move(j.text));
       ++next_write;
       changed.notify_all();
     }

@@ -199,6 +199,11 @@ void pfw_writer::flush_held(const trace_names& names)
 
 void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
 {
+  // A member ends before its text outgrows member_bytes: maybe_flush() alone, once per batch of
+  // the ring, let a burst's text grow past it, and the text's buffer (kept for the next member)
+  // doubled and stayed so.
+  if (out_.buffered() >= member_bytes - line_room)
+    (void)flush();
   if (!status_) {
     ++(ev.counter ? unwritten_counters_ : unwritten_events_);
     return;

@@ -110,6 +110,33 @@ TEST_F(writer_fixture, ClosesAMemberWhenOldEnough)
   ASSERT_TRUE(w.finish({}));
 }
 
+// A burst (many events between two of the collector's maybe_flush calls) still makes members
+// of at most member_bytes of text: the buffer a member is built in never grows past it (it used
+// to reach twice the size, and kept it, in the soak's bursts).
+TEST_F(writer_fixture, AMemberNeverHoldsMoreThanMemberBytesOfText)
+{
+  auto out = gzip_member_writer::create(path);
+  ASSERT_TRUE(out);
+  pfw_writer w(std::move(*out), "node1", 100);
+  size_t events = 0;
+  for (; events < 40000; ++events) w.write_event(pread_event(100 + events % 3, 0), {names, processes});
+  ASSERT_TRUE(w.finish({}));
+  const auto& members = w.file().members();
+  ASSERT_GE(members.size(), 3u);
+  uint64_t text = 0;
+  for (const auto& m : members) {
+    EXPECT_LE(m.text_size, pfw_writer::member_bytes);
+    text += m.text_size;
+  }
+  auto got = test::read_gzip_members(path);
+  EXPECT_EQ(got.complete_members, members.size());
+  EXPECT_EQ(got.text.size(), text);
+  size_t preads = 0;
+  for (const auto& line : test::parse_trace_text(got.text).lines)
+    preads += line.value("name", "") == "pread64";
+  EXPECT_EQ(preads, events);
+}
+
 // A write that fails part-way (here the file size limit, RLIMIT_FSIZE, as a full disk would): the
 // member that did not fit is cut off again, so the file stays a run of whole members; its events
 // and every later one are counted unwritten, and nothing more is written.
