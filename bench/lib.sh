@@ -35,6 +35,17 @@ open(doc, "w").write(text)
 PY
 }
 
+# quick_defaults 'NAME=VALUE ...' ARGS...: with --quick among ARGS, sets each NAME to VALUE (the
+# CI-sized defaults). Called before parse_bench_args, so a count or --rounds given still wins.
+quick_defaults() {
+  local defaults="$1" arg pair
+  shift
+  for arg in "$@"; do
+    [[ "$arg" == --quick ]] || continue
+    for pair in $defaults; do printf -v "${pair%%=*}" '%s' "${pair#*=}"; done
+  done
+}
+
 # parse_bench_args HELP_LINES COUNT_NAME ARGS...: the options every benchmark takes. Sets
 # write_doc (--write-doc), quick (--quick: a CI-sized run, for scripts that have one) and
 # rounds (--rounds R, keeping the caller's default), prints the

@@ -18,9 +18,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ops=1000000
 rounds=6
-for arg in "$@"; do
-  [[ "$arg" != --quick ]] || { ops=20000; rounds=1; }
-done
+quick_defaults "ops=20000 rounds=1" "$@"
 parse_bench_args 13 ops "$@"
 require_tool_and_root
 a="${DATACRUMBS_A:-$dc}"

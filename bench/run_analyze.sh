@@ -19,10 +19,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 events=10000000
 rounds=3
-for arg in "$@"; do
-  # --quick changes the defaults; an EVENTS or --rounds given still wins.
-  [[ "$arg" != --quick ]] || { events=1000000; rounds=1; }
-done
+quick_defaults "events=1000000 rounds=1" "$@"
 parse_bench_args 14 events "$@"
 traces=4
 

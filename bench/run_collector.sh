@@ -14,9 +14,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ops=500000
 rounds=3
+quick_defaults "ops=20000 rounds=1" "$@"
 parse_bench_args 9 ops "$@"
 require_tool_and_root
-((quick)) && { ops=20000; rounds=1; }
 replay="$(dirname "$dc")/collector_bench"
 [[ -x "$replay" ]] || die "$replay not built (bash scripts/build.sh)"
 

@@ -19,7 +19,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 mib=8
 rounds=7
-for arg in "$@"; do [[ "$arg" != --quick ]] || { mib=1; rounds=1; }; done
+quick_defaults "mib=1 rounds=1" "$@"
 parse_bench_args 14 mib "$@"
 require_tool_and_root
 build="$(dirname "$(dirname "$dc")")"

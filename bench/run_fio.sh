@@ -22,9 +22,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 rounds=5
 size_mb=512
 runtime=8s
-for arg in "$@"; do
-  [[ "$arg" != --quick ]] || { rounds=1; size_mb=16; runtime=500ms; }
-done
+quick_defaults "rounds=1 size_mb=16 runtime=500ms" "$@"
 parse_bench_args 16 "" "$@"
 
 require_tool_and_root

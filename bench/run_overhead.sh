@@ -22,10 +22,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ops=1000000
 rounds=7
 startup_runs=9
-for arg in "$@"; do
-  # --quick changes the defaults; an OPS or --rounds given still wins.
-  [[ "$arg" != --quick ]] || { ops=20000; rounds=1; startup_runs=3; }
-done
+quick_defaults "ops=20000 rounds=1 startup_runs=3" "$@"
 parse_bench_args 16 ops "$@"
 # strace costs ~30-60 us per syscall; fewer ops keep a round short.
 strace_ops=$((ops / 5 > 1000 ? ops / 5 : ops))
