@@ -244,6 +244,10 @@ static __always_inline __u64 dc_cpu_offset(__u32 cpu)
 {
   if (cpu >= DC_MAX_CPUS)
     return 0;
+  /* The same value, masked where the verifier sees it: the compiler otherwise checks a copy of
+   * the register and indexes with the unchecked one (bpf_loop's callback). */
+  asm volatile("" : "+r"(cpu));
+  cpu &= DC_MAX_CPUS - 1;
   if (dc_fault_cpu_offsets[cpu])
     return dc_fault_cpu_offsets[cpu];
   __u32 zero = 0;
@@ -257,31 +261,45 @@ static __always_inline __u64 dc_cpu_offset(__u32 cpu)
   return dc_fault_cpu_offsets[cpu] = dc_address_of(on_cpu) - base;
 }
 
+/* bpf_loop's callback: adds CPU `cpu`'s part of the counter whose parts are at s->parts. A
+ * callback is verified once per call site whatever the number of CPUs, where an open loop was
+ * verified once per CPU. */
+struct dc_counter_sum {
+  __u64 parts;
+  __s64 sum;
+  __u32 failed;
+};
+
+static long dc_add_cpu_part(__u64 cpu, void* data)
+{
+  struct dc_counter_sum* s = data;
+  __u64 offset = dc_cpu_offset(cpu);
+  __s32 part = 0;
+  if (!offset || bpf_probe_read_kernel(&part, sizeof(part), (void*)(s->parts + offset))) {
+    s->failed = 1;
+    return 1; /* stop */
+  }
+  s->sum += part;
+  return 0;
+}
+
 /* The exact value of per-CPU counter `c` (what the kernel's percpu_counter_sum computes under
- * the counter's lock); -1 when it cannot be read. A CPU folds its part into the shared count
- * under the counter's lock (count first, then its part): a sum read across a fold would count
- * that part twice or not at all. The sum is read again when a fold may have been under way:
+ * the counter's lock), or -1 when this read cannot tell it. A CPU folds its part into the shared
+ * count under the counter's lock (count first, then its part): a sum read across a fold would
+ * count that part twice or not at all. So the read fails when a fold may have been under way:
  * the lock held after the count was read (a fold that had moved the count, not yet its part),
- * or the count changed by the time the parts were read (a fold made meanwhile). */
+ * or the count changed by the time the parts were read (a fold made meanwhile). The caller
+ * tries again. */
 static __always_inline __s64 dc_percpu_counter_sum(struct percpu_counter* c)
 {
-  __u64 parts = (__u64)BPF_CORE_READ(c, counters);
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    __s64 count = BPF_CORE_READ(c, count), sum = count;
-    if (BPF_CORE_READ(c, lock.raw_lock.val.counter) != 0)
-      continue;
-    for (__u32 cpu = 0; cpu < dc_nr_cpus && cpu < DC_MAX_CPUS; ++cpu) {
-      __u64 offset = dc_cpu_offset(cpu);
-      __s32 part = 0;
-      if (!offset || bpf_probe_read_kernel(&part, sizeof(part), (void*)(parts + offset)))
-        return -1;
-      sum += part;
-    }
-    if (BPF_CORE_READ(c, count) != count)
-      continue;
-    return sum < 0 ? 0 : sum;
-  }
-  return -1;
+  __s64 count = BPF_CORE_READ(c, count);
+  if (BPF_CORE_READ(c, lock.raw_lock.val.counter) != 0)
+    return -1;
+  struct dc_counter_sum s = {.parts = (__u64)BPF_CORE_READ(c, counters), .sum = count};
+  bpf_loop(dc_nr_cpus < DC_MAX_CPUS ? dc_nr_cpus : DC_MAX_CPUS, dc_add_cpu_part, &s, 0);
+  if (s.failed || BPF_CORE_READ(c, count) != count)
+    return -1;
+  return s.sum < 0 ? 0 : s.sum;
 }
 
 /* A new traced process (or one after exec): starts its baseline. */
