@@ -226,15 +226,6 @@ struct {
   __type(value, __u64);
 } dc_fault_cpu_probe SEC(".maps");
 
-/* A pointer's value as a plain number (the verifier allows no arithmetic between pointers of
- * different kinds); 0 when it cannot be read. */
-static __always_inline __u64 dc_address_of(const void* pointer)
-{
-  __u64 address = 0;
-  bpf_probe_read_kernel(&address, sizeof(address), &pointer);
-  return address;
-}
-
 /* Each CPU's offset, once learnt (0: not yet): it never changes while the kernel runs. */
 __u64 dc_fault_cpu_offsets[DC_MAX_CPUS] = {};
 

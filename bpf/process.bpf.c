@@ -70,7 +70,7 @@ int BPF_PROG(dc_process_exec, struct task_struct* p, pid_t old_pid, struct linux
   dc_emit_exec(p);
   /* The kernel opened the program itself: name it, as an open names what it opens, so that the
    * page faults and block reads of its code are charged to a path. */
-  dc_emit_file_name(dc_plain(bprm)->file, bpf_ktime_get_ns());
+  dc_emit_file_name(dc_address_of(dc_plain(bprm)->file), bpf_ktime_get_ns());
   return 0;
 }
 

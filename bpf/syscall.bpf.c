@@ -57,16 +57,15 @@ int BPF_PROG(dc_syscall_enter, struct pt_regs* regs, long id)
   return 0;
 }
 
-/* The path argument in `slot` as the raw user string, plus the directory it is relative to. */
-static __always_inline void dc_emit_call_path(const struct dc_thread* e, int path_arg, int dirfd_arg,
-                                              __u8 slot, __u64 ts)
+/* The path at user address `user` (a call's path argument in `slot`) as the raw user string,
+ * plus the directory `dirfd` it is relative to. A global function (common.bpf.h DC_GLOBAL). */
+DC_GLOBAL int dc_emit_call_path(__u64 user, __s64 dirfd, __u32 slot, __u64 ts)
 {
   struct dc_path_record* r = dc_path_begin(DC_REC_CALL_PATH, ts);
   if (!r)
-    return;
+    return 0;
   r->slot = slot;
-  const char* user = (const char*)dc_arg(e->args, path_arg);
-  long n = bpf_probe_read_user_str(r->data, DC_NAME_MAX, user);
+  long n = bpf_probe_read_user_str(r->data, DC_NAME_MAX, (const char*)user);
   if (n <= 0) {
     r->data[0] = 0;
     n = 1;
@@ -74,7 +73,6 @@ static __always_inline void dc_emit_call_path(const struct dc_thread* e, int pat
   r->raw_len = n;
   __u32 len = n;
   if (r->data[0] != '/') {
-    long dirfd = dirfd_arg >= 0 ? (int)dc_arg(e->args, dirfd_arg) : DC_AT_FDCWD;
     struct dentry* d;
     struct vfsmount* m;
     if (dirfd == DC_AT_FDCWD) {
@@ -90,6 +88,16 @@ static __always_inline void dc_emit_call_path(const struct dc_thread* e, int pat
       len = dc_walk_path(d, m, r, len);
   }
   dc_path_submit(r, len);
+  return 0;
+}
+
+/* A call's path argument `path_arg`, relative to its argument `dirfd_arg` (or the working
+ * directory), as the record for `slot`. */
+static __always_inline void dc_emit_path_arg(const struct dc_thread* e, int path_arg, int dirfd_arg,
+                                             __u8 slot)
+{
+  __s64 dirfd = dirfd_arg >= 0 ? (int)dc_arg(e->args, dirfd_arg) : DC_AT_FDCWD;
+  dc_emit_call_path(dc_arg(e->args, path_arg), dirfd, slot, e->ts);
 }
 
 /* Pages of a file a read of `ret` bytes touched, as the page-cache summary counts them: its
@@ -150,7 +158,7 @@ int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
     if (ret >= 0) {
       struct file* f = dc_fd_file(ret);
       dc_file_ref_of(f, &file_a);
-      dc_emit_file_name(f, e->ts);
+      dc_emit_file_name(dc_address_of(f), e->ts);
     }
   } else if (spec->fd_a != DC_ARG_NONE && !spec->fd_at_entry) {
     dc_file_ref_of(dc_fd_file((int)dc_arg(e->args, spec->fd_a)), &file_a);
@@ -178,9 +186,9 @@ int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
   if (has_path)
     dc_stage_flush(e);
   if (spec->path_a != DC_ARG_NONE && !(spec->fd_a == DC_ARG_RET && ret >= 0))
-    dc_emit_call_path(e, spec->path_a, spec->dirfd_a, 0, e->ts);
+    dc_emit_path_arg(e, spec->path_a, spec->dirfd_a, 0);
   if (spec->path_b != DC_ARG_NONE)
-    dc_emit_call_path(e, spec->path_b, spec->dirfd_b, 1, e->ts);
+    dc_emit_path_arg(e, spec->path_b, spec->dirfd_b, 1);
 
   /* The FS operation that ended with this call goes in the call's record when it can (a
    * buffered read or write of the call's one file), else it is staged first, then the call. */
