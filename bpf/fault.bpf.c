@@ -318,14 +318,51 @@ static long dc_fault_vma_file(struct task_struct* task, struct vm_area_struct* v
   return 0;
 }
 
-/* Every change of a traced process's file RSS moves its baseline; a rise in the thread's open
- * fault is pages that fault mapped (fault-around, a whole large folio, or the faulting page).
- * A fault during which the baseline was first taken has no count (DC_FAULT_MAPPED_UNKNOWN).
- * Threads of one process fault on several CPUs at once: the baseline moves only to a sum read
- * wholly after its last move (a sequence number, taken like a seqlock's writer side with
- * compare-and-swap), so each rise is counted once, by whichever thread's event sees it first. A
- * change whose event loses that race, or cannot read a consistent sum, eight times is left out
- * of the baseline: the next event's rise includes it. */
+/* What moving a process's baseline found: the file RSS now and before, whether it was known. */
+struct dc_rss_move {
+  __s64 now;
+  __s64 before;
+  __u32 known;
+  __u32 moved;
+};
+
+/* Moves the baseline of the mm at address `mm` (its dc_fault_rss entry) for `slot` to the sum
+ * of its counter at address `counter`. Threads of one process fault on several CPUs at once:
+ * the baseline moves only to a sum read wholly after its last move (a sequence number, taken
+ * like a seqlock's writer side with compare-and-swap), so each rise is counted once, by
+ * whichever thread's event sees it first. A change whose event loses that race, or cannot read
+ * a consistent sum, eight times is left out of the baseline: the next event's rise includes it.
+ * A global function (common.bpf.h DC_GLOBAL): its eight attempts are verified once. */
+DC_GLOBAL int dc_rss_move_baseline(__u64 mm, __u64 counter, __u32 slot, struct dc_rss_move* out)
+{
+  struct dc_fault_rss* seen = bpf_map_lookup_elem(&dc_fault_rss, &mm);
+  if (!seen || !out)
+    return 0;
+  struct percpu_counter* c = bpf_rdonly_cast((void*)counter, bpf_core_type_id_kernel(struct percpu_counter));
+  slot &= 1;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    __u32 seq = *(volatile __u32*)&seen->seq;
+    if (seq & 1)
+      continue;
+    __s64 now = dc_percpu_counter_sum(c);
+    if (now < 0 || __sync_val_compare_and_swap(&seen->seq, seq, seq + 1) != seq)
+      continue;
+    out->now = now;
+    out->before = seen->pages[slot];
+    out->known = seen->known[slot];
+    seen->pages[slot] = now;
+    seen->known[slot] = 1;
+    __sync_fetch_and_add(&seen->seq, 1);
+    out->moved = 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* Every change of a traced process's file RSS moves its baseline (dc_rss_move_baseline); a rise
+ * in the thread's open fault is pages that fault mapped (fault-around, a whole large folio, or
+ * the faulting page). A fault during which the baseline was first taken has no count
+ * (DC_FAULT_MAPPED_UNKNOWN). */
 SEC("tp_btf/rss_stat")
 int BPF_PROG(dc_fault_rss_change, struct mm_struct* mm, int member)
 {
@@ -335,26 +372,13 @@ int BPF_PROG(dc_fault_rss_change, struct mm_struct* mm, int member)
   struct task_struct* task = bpf_get_current_task_btf();
   int curr = task->mm == mm;
   __u64 key = (__u64)mm;
-  struct dc_fault_rss* seen = bpf_map_lookup_elem(&dc_fault_rss, &key);
-  if (!seen && (!curr || !(seen = dc_rss_start(key))))
+  if (!bpf_map_lookup_elem(&dc_fault_rss, &key) && (!curr || !dc_rss_start(key)))
     return 0;
-  struct percpu_counter* counter = &mm->rss_stat[slot ? MM_SHMEMPAGES : MM_FILEPAGES];
-  __s64 now = -1, before = 0;
-  __u32 known = 0, moved = 0;
-  for (int attempt = 0; attempt < 8 && !moved; ++attempt) {
-    __u32 seq = *(volatile __u32*)&seen->seq;
-    if (seq & 1)
-      continue;
-    now = dc_percpu_counter_sum(counter);
-    if (now < 0 || __sync_val_compare_and_swap(&seen->seq, seq, seq + 1) != seq)
-      continue;
-    before = seen->pages[slot & 1];
-    known = seen->known[slot & 1];
-    seen->pages[slot & 1] = now;
-    seen->known[slot & 1] = 1;
-    __sync_fetch_and_add(&seen->seq, 1);
-    moved = 1;
-  }
+  struct dc_rss_move move = {};
+  dc_rss_move_baseline(dc_address_of(mm), dc_address_of(&mm->rss_stat[slot ? MM_SHMEMPAGES : MM_FILEPAGES]),
+                       slot, &move);
+  __s64 now = move.now, before = move.before;
+  __u32 known = move.known, moved = move.moved;
   if (!curr || !moved)
     return 0;
   struct dc_fault_state* st = bpf_task_storage_get(&dc_faults, task, 0, 0);
