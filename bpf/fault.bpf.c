@@ -319,6 +319,7 @@ static long dc_fault_vma_file(struct task_struct* task, struct vm_area_struct* v
 }
 
 /* What moving a process's baseline found: the file RSS now and before, whether it was known. */
+/* What moving a process's baseline found: the file RSS now and before, whether it was known. */
 struct dc_rss_move {
   __s64 now;
   __s64 before;
@@ -326,37 +327,61 @@ struct dc_rss_move {
   __u32 moved;
 };
 
+/* A baseline being moved: its entry, for `slot`, to the sum of `counter`. */
+struct dc_rss_attempts {
+  struct dc_fault_rss* seen;
+  struct percpu_counter* counter;
+  __u32 slot;
+  __u32 reserved;
+  struct dc_rss_move found;
+};
+
+/* One attempt (bpf_loop's callback, so the attempts are verified once): 1 once moved. */
+static long dc_rss_move_attempt(__u64 index, void* data)
+{
+  struct dc_rss_attempts* m = data;
+  struct dc_fault_rss* seen = m->seen;
+  if (!seen)
+    return 1;
+  __u32 seq = *(volatile __u32*)&seen->seq;
+  if (seq & 1)
+    return 0;
+  __s64 now = dc_percpu_counter_sum(m->counter);
+  if (now < 0 || __sync_val_compare_and_swap(&seen->seq, seq, seq + 1) != seq)
+    return 0;
+  __u32 slot = m->slot & 1;
+  m->found.now = now;
+  m->found.before = seen->pages[slot];
+  m->found.known = seen->known[slot];
+  seen->pages[slot] = now;
+  seen->known[slot] = 1;
+  __sync_fetch_and_add(&seen->seq, 1);
+  m->found.moved = 1;
+  return 1;
+}
+
 /* Moves the baseline of the mm at address `mm` (its dc_fault_rss entry) for `slot` to the sum
  * of its counter at address `counter`. Threads of one process fault on several CPUs at once:
  * the baseline moves only to a sum read wholly after its last move (a sequence number, taken
  * like a seqlock's writer side with compare-and-swap), so each rise is counted once, by
- * whichever thread's event sees it first. A change whose event loses that race, or cannot read
- * a consistent sum, eight times is left out of the baseline: the next event's rise includes it.
- * A global function (common.bpf.h DC_GLOBAL): its eight attempts are verified once. */
+ * whichever thread's event sees it first. A sum is read again when a CPU folded its part
+ * meanwhile, or the race is lost, up to 64 times (a busy process folds often: 8 attempts left
+ * a 4-thread test's last fault-around uncounted); a change still not moved is left out of the
+ * baseline, and the next event's rise includes it. A global function (common.bpf.h DC_GLOBAL). */
 DC_GLOBAL int dc_rss_move_baseline(__u64 mm, __u64 counter, __u32 slot, struct dc_rss_move* out)
 {
-  struct dc_fault_rss* seen = bpf_map_lookup_elem(&dc_fault_rss, &mm);
-  if (!seen || !out)
+  if (!out)
     return 0;
-  struct percpu_counter* c = bpf_rdonly_cast((void*)counter, bpf_core_type_id_kernel(struct percpu_counter));
-  slot &= 1;
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    __u32 seq = *(volatile __u32*)&seen->seq;
-    if (seq & 1)
-      continue;
-    __s64 now = dc_percpu_counter_sum(c);
-    if (now < 0 || __sync_val_compare_and_swap(&seen->seq, seq, seq + 1) != seq)
-      continue;
-    out->now = now;
-    out->before = seen->pages[slot];
-    out->known = seen->known[slot];
-    seen->pages[slot] = now;
-    seen->known[slot] = 1;
-    __sync_fetch_and_add(&seen->seq, 1);
-    out->moved = 1;
-    return 1;
-  }
-  return 0;
+  struct dc_rss_attempts m = {
+      .seen = bpf_map_lookup_elem(&dc_fault_rss, &mm),
+      .counter = bpf_rdonly_cast((void*)counter, bpf_core_type_id_kernel(struct percpu_counter)),
+      .slot = slot,
+  };
+  if (!m.seen)
+    return 0;
+  bpf_loop(64, dc_rss_move_attempt, &m, 0);
+  *out = m.found;
+  return m.found.moved;
 }
 
 /* Every change of a traced process's file RSS moves its baseline (dc_rss_move_baseline); a rise
