@@ -319,7 +319,6 @@ static long dc_fault_vma_file(struct task_struct* task, struct vm_area_struct* v
 }
 
 /* What moving a process's baseline found: the file RSS now and before, whether it was known. */
-/* What moving a process's baseline found: the file RSS now and before, whether it was known. */
 struct dc_rss_move {
   __s64 now;
   __s64 before;
