@@ -235,10 +235,6 @@ static __always_inline __u64 dc_cpu_offset(__u32 cpu)
 {
   if (cpu >= DC_MAX_CPUS)
     return 0;
-  /* The same value, masked where the verifier sees it: the compiler otherwise checks a copy of
-   * the register and indexes with the unchecked one (bpf_loop's callback). */
-  asm volatile("" : "+r"(cpu));
-  cpu &= DC_MAX_CPUS - 1;
   if (dc_fault_cpu_offsets[cpu])
     return dc_fault_cpu_offsets[cpu];
   __u32 zero = 0;
@@ -252,45 +248,31 @@ static __always_inline __u64 dc_cpu_offset(__u32 cpu)
   return dc_fault_cpu_offsets[cpu] = dc_address_of(on_cpu) - base;
 }
 
-/* bpf_loop's callback: adds CPU `cpu`'s part of the counter whose parts are at s->parts. A
- * callback is verified once per call site whatever the number of CPUs, where an open loop was
- * verified once per CPU. */
-struct dc_counter_sum {
-  __u64 parts;
-  __s64 sum;
-  __u32 failed;
-};
-
-static long dc_add_cpu_part(__u64 cpu, void* data)
-{
-  struct dc_counter_sum* s = data;
-  __u64 offset = dc_cpu_offset(cpu);
-  __s32 part = 0;
-  if (!offset || bpf_probe_read_kernel(&part, sizeof(part), (void*)(s->parts + offset))) {
-    s->failed = 1;
-    return 1; /* stop */
-  }
-  s->sum += part;
-  return 0;
-}
-
 /* The exact value of per-CPU counter `c` (what the kernel's percpu_counter_sum computes under
- * the counter's lock), or -1 when this read cannot tell it. A CPU folds its part into the shared
- * count under the counter's lock (count first, then its part): a sum read across a fold would
- * count that part twice or not at all. So the read fails when a fold may have been under way:
+ * the counter's lock); -1 when it cannot be read. A CPU folds its part into the shared count
+ * under the counter's lock (count first, then its part): a sum read across a fold would count
+ * that part twice or not at all. The sum is read again when a fold may have been under way:
  * the lock held after the count was read (a fold that had moved the count, not yet its part),
- * or the count changed by the time the parts were read (a fold made meanwhile). The caller
- * tries again. */
+ * or the count changed by the time the parts were read (a fold made meanwhile). */
 static __always_inline __s64 dc_percpu_counter_sum(struct percpu_counter* c)
 {
-  __s64 count = BPF_CORE_READ(c, count);
-  if (BPF_CORE_READ(c, lock.raw_lock.val.counter) != 0)
-    return -1;
-  struct dc_counter_sum s = {.parts = (__u64)BPF_CORE_READ(c, counters), .sum = count};
-  bpf_loop(dc_nr_cpus < DC_MAX_CPUS ? dc_nr_cpus : DC_MAX_CPUS, dc_add_cpu_part, &s, 0);
-  if (s.failed || BPF_CORE_READ(c, count) != count)
-    return -1;
-  return s.sum < 0 ? 0 : s.sum;
+  __u64 parts = (__u64)BPF_CORE_READ(c, counters);
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    __s64 count = BPF_CORE_READ(c, count), sum = count;
+    if (BPF_CORE_READ(c, lock.raw_lock.val.counter) != 0)
+      continue;
+    for (__u32 cpu = 0; cpu < dc_nr_cpus && cpu < DC_MAX_CPUS; ++cpu) {
+      __u64 offset = dc_cpu_offset(cpu);
+      __s32 part = 0;
+      if (!offset || bpf_probe_read_kernel(&part, sizeof(part), (void*)(parts + offset)))
+        return -1;
+      sum += part;
+    }
+    if (BPF_CORE_READ(c, count) != count)
+      continue;
+    return sum < 0 ? 0 : sum;
+  }
+  return -1;
 }
 
 /* A new traced process (or one after exec): starts its baseline. */
@@ -318,75 +300,14 @@ static long dc_fault_vma_file(struct task_struct* task, struct vm_area_struct* v
   return 0;
 }
 
-/* What moving a process's baseline found: the file RSS now and before, whether it was known. */
-struct dc_rss_move {
-  __s64 now;
-  __s64 before;
-  __u32 known;
-  __u32 moved;
-};
-
-/* A baseline being moved: its entry, for `slot`, to the sum of `counter`. */
-struct dc_rss_attempts {
-  struct dc_fault_rss* seen;
-  struct percpu_counter* counter;
-  __u32 slot;
-  __u32 reserved;
-  struct dc_rss_move found;
-};
-
-/* One attempt (bpf_loop's callback, so the attempts are verified once): 1 once moved. */
-static long dc_rss_move_attempt(__u64 index, void* data)
-{
-  struct dc_rss_attempts* m = data;
-  struct dc_fault_rss* seen = m->seen;
-  if (!seen)
-    return 1;
-  __u32 seq = *(volatile __u32*)&seen->seq;
-  if (seq & 1)
-    return 0;
-  __s64 now = dc_percpu_counter_sum(m->counter);
-  if (now < 0 || __sync_val_compare_and_swap(&seen->seq, seq, seq + 1) != seq)
-    return 0;
-  __u32 slot = m->slot & 1;
-  m->found.now = now;
-  m->found.before = seen->pages[slot];
-  m->found.known = seen->known[slot];
-  seen->pages[slot] = now;
-  seen->known[slot] = 1;
-  __sync_fetch_and_add(&seen->seq, 1);
-  m->found.moved = 1;
-  return 1;
-}
-
-/* Moves the baseline of the mm at address `mm` (its dc_fault_rss entry) for `slot` to the sum
- * of its counter at address `counter`. Threads of one process fault on several CPUs at once:
- * the baseline moves only to a sum read wholly after its last move (a sequence number, taken
- * like a seqlock's writer side with compare-and-swap), so each rise is counted once, by
- * whichever thread's event sees it first. A sum is read again when a CPU folded its part
- * meanwhile, or the race is lost, up to 64 times (a busy process folds often: 8 attempts left
- * a 4-thread test's last fault-around uncounted); a change still not moved is left out of the
- * baseline, and the next event's rise includes it. A global function (common.bpf.h DC_GLOBAL). */
-DC_GLOBAL int dc_rss_move_baseline(__u64 mm, __u64 counter, __u32 slot, struct dc_rss_move* out)
-{
-  if (!out)
-    return 0;
-  struct dc_rss_attempts m = {
-      .seen = bpf_map_lookup_elem(&dc_fault_rss, &mm),
-      .counter = bpf_rdonly_cast((void*)counter, bpf_core_type_id_kernel(struct percpu_counter)),
-      .slot = slot,
-  };
-  if (!m.seen)
-    return 0;
-  bpf_loop(64, dc_rss_move_attempt, &m, 0);
-  *out = m.found;
-  return m.found.moved;
-}
-
-/* Every change of a traced process's file RSS moves its baseline (dc_rss_move_baseline); a rise
- * in the thread's open fault is pages that fault mapped (fault-around, a whole large folio, or
- * the faulting page). A fault during which the baseline was first taken has no count
- * (DC_FAULT_MAPPED_UNKNOWN). */
+/* Every change of a traced process's file RSS moves its baseline; a rise in the thread's open
+ * fault is pages that fault mapped (fault-around, a whole large folio, or the faulting page).
+ * A fault during which the baseline was first taken has no count (DC_FAULT_MAPPED_UNKNOWN).
+ * Threads of one process fault on several CPUs at once: the baseline moves only to a sum read
+ * wholly after its last move (a sequence number, taken like a seqlock's writer side with
+ * compare-and-swap), so each rise is counted once, by whichever thread's event sees it first. A
+ * change whose event loses that race, or cannot read a consistent sum, eight times is left out
+ * of the baseline: the next event's rise includes it. */
 SEC("tp_btf/rss_stat")
 int BPF_PROG(dc_fault_rss_change, struct mm_struct* mm, int member)
 {
@@ -396,13 +317,26 @@ int BPF_PROG(dc_fault_rss_change, struct mm_struct* mm, int member)
   struct task_struct* task = bpf_get_current_task_btf();
   int curr = task->mm == mm;
   __u64 key = (__u64)mm;
-  if (!bpf_map_lookup_elem(&dc_fault_rss, &key) && (!curr || !dc_rss_start(key)))
+  struct dc_fault_rss* seen = bpf_map_lookup_elem(&dc_fault_rss, &key);
+  if (!seen && (!curr || !(seen = dc_rss_start(key))))
     return 0;
-  struct dc_rss_move move = {};
-  dc_rss_move_baseline(dc_address_of(mm), dc_address_of(&mm->rss_stat[slot ? MM_SHMEMPAGES : MM_FILEPAGES]),
-                       slot, &move);
-  __s64 now = move.now, before = move.before;
-  __u32 known = move.known, moved = move.moved;
+  struct percpu_counter* counter = &mm->rss_stat[slot ? MM_SHMEMPAGES : MM_FILEPAGES];
+  __s64 now = -1, before = 0;
+  __u32 known = 0, moved = 0;
+  for (int attempt = 0; attempt < 8 && !moved; ++attempt) {
+    __u32 seq = *(volatile __u32*)&seen->seq;
+    if (seq & 1)
+      continue;
+    now = dc_percpu_counter_sum(counter);
+    if (now < 0 || __sync_val_compare_and_swap(&seen->seq, seq, seq + 1) != seq)
+      continue;
+    before = seen->pages[slot & 1];
+    known = seen->known[slot & 1];
+    seen->pages[slot & 1] = now;
+    seen->known[slot & 1] = 1;
+    __sync_fetch_and_add(&seen->seq, 1);
+    moved = 1;
+  }
   if (!curr || !moved)
     return 0;
   struct dc_fault_state* st = bpf_task_storage_get(&dc_faults, task, 0, 0);
