@@ -41,7 +41,7 @@ cleanup() {
 trap cleanup EXIT
 
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
-cmd=("$dc" run -o "$out/trace.pfw.gz" --summary "$out/summary.json" -- "$load" "$scratch" "$rate" "$seconds")
+cmd=(env DATACRUMBS_MALLOC_INFO="$out/malloc.xml" "$dc" run -o "$out/trace.pfw.gz" --summary "$out/summary.json" -- "$load" "$scratch" "$rate" "$seconds")
 log "tracing $seconds s of the mixed workload at $rate calls/s; samples every $interval s in $out/soak.csv"
 "${cmd[@]}" >"$out/tracer.out" 2>"$out/tracer.err" &
 dc_pid=$!
@@ -81,7 +81,7 @@ dc_pid=""
 grep -q '^calls=' "$out/tracer.out" || die "no result line from soak_load in $out/tracer.out"
 
 python3 "$repo/bench/soak_summary.py" "$out/soak.csv" "$out/summary.json" "$out/tracer.out" \
-  --verdict "$out/verdict" >"$out/table.md"
+  --verdict "$out/verdict" --malloc-info "$out/malloc.xml" >"$out/table.md"
 csv_kb=$(($(stat -c %s "$out/soak.csv") / 1024))
 {
   echo "\`sudo SOAK_SECONDS=$seconds SOAK_RATE=$rate bash bench/soak.sh --write-doc\` on $(machine_line);"

@@ -2,7 +2,7 @@
 """The result of a soak (bench/soak.sh): a markdown table and the judgements.
 
 usage: soak_summary.py SOAK_CSV SUMMARY_JSON TRACER_OUT [--warmup S] [--rss-growth-mib M]
-                       [--verdict FILE]
+                       [--verdict FILE] [--malloc-info FILE]
 
 SOAK_CSV: t_s,rss_kb,hwm_kb,cpu_s,threads,fds,load1 samples of the tracer; SUMMARY_JSON: the
 run's --summary; TRACER_OUT: its stdout, holding soak_load's `calls=... calls_per_s=...` line.
@@ -15,6 +15,8 @@ shown but not judged):
                in the first 6 (a live child holds its uprobe links, so single samples vary);
   no loss:     the summary's events.lost is 0.
 --verdict writes `ok` or the judgements missed, one per line.
+--malloc-info: the tracer's DATACRUMBS_MALLOC_INFO samples (glibc malloc_info, every 10 s): the
+heap glibc holds after the warm-up and at the end, split into in use and kept free.
 """
 import argparse
 import csv
@@ -33,6 +35,20 @@ def slope_per_hour(ts, ys):
     return 0.0 if den == 0 else 3600 * sum((t - mt) * (y - my) for t, y in zip(ts, ys)) / den
 
 
+def heap_samples(path):
+    """[(seconds, held bytes, free bytes)] of each malloc_info sample: arenas plus mmapped chunks."""
+    out = []
+    for ms, body in re.findall(r'<sample ms="(\d+)">(.*?)</sample>', open(path).read(), re.S):
+        # The last <total>/<system> elements are malloc_info's sums over every arena.
+        tail = body[body.rfind("</heap>"):]
+        free = sum(int(v) for t, v in re.findall(r'<total type="(fast|rest)" count="\d+" size="(\d+)"', tail))
+        mmapped = re.search(r'<total type="mmap" count="\d+" size="(\d+)"', tail)
+        held = re.search(r'<system type="current" size="(\d+)"', tail)
+        if held:
+            out.append((int(ms) / 1000, int(held[1]) + (int(mmapped[1]) if mmapped else 0), free))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("csv")
@@ -41,6 +57,7 @@ def main():
     ap.add_argument("--warmup", type=float, default=60)
     ap.add_argument("--rss-growth-mib", type=float, default=4)
     ap.add_argument("--verdict")
+    ap.add_argument("--malloc-info")
     a = ap.parse_args()
 
     rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(open(a.csv))]
@@ -96,6 +113,15 @@ def main():
         print(f"- Second half ({half[0]['t_s']:.0f} s to {half[-1]['t_s']:.0f} s): RSS "
               f"{min(half_rss):.1f} to {max(half_rss):.1f} MiB, slope "
               f"{slope_per_hour([r['t_s'] for r in half], half_rss):+.2f} MiB/h.")
+    heap = heap_samples(a.malloc_info) if a.malloc_info else []
+    heap_judged = [h for h in heap if h[0] >= a.warmup] or heap
+    if heap_judged:
+        first, last = heap_judged[0], heap_judged[-1]
+        peak = max(heap_judged, key=lambda h: h[1])
+        print(f"- Heap held by glibc (malloc_info; in use = held - free): {mib(first[1] / 1024):.1f} MiB "
+              f"({mib((first[1] - first[2]) / 1024):.1f} in use) at {first[0]:.0f} s, "
+              f"{mib(last[1] / 1024):.1f} MiB ({mib((last[1] - last[2]) / 1024):.1f} in use) at {last[0]:.0f} s, "
+              f"at most {mib(peak[1] / 1024):.1f} MiB ({peak[0]:.0f} s).")
     missed = []
     if rss_growth > a.rss_growth_mib:
         missed.append(f"memory grew {rss_growth:.1f} MiB after {a.warmup:.0f} s (limit {a.rss_growth_mib:g} MiB)")

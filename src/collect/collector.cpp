@@ -17,7 +17,11 @@ result<std::unique_ptr<collector>> collector::start(int ring_fd, decoder& dec, p
   auto recorder = ring_recorder::from_environment();
   if (!recorder)
     return std::unexpected(recorder.error());
-  std::unique_ptr<collector> c(new collector(dec, writer, std::move(profile), std::move(*recorder)));
+  auto heap = heap_report::from_environment();
+  if (!heap)
+    return std::unexpected(heap.error());
+  std::unique_ptr<collector> c(
+      new collector(dec, writer, std::move(profile), std::move(*recorder), std::move(*heap)));
   c->ring_ = ring_buffer__new(ring_fd, &collector::on_record, c.get(), nullptr);
   if (!c->ring_)
     return fail(std::string("cannot open the event ring: ") + std::strerror(errno));
@@ -133,6 +137,7 @@ void collector::format_loop()
     // RSS then stays at the highest burst it ever had (the soak: +3 MiB at once, never returned).
     if (now - last_trim_ >= trim_interval) {
       malloc_trim(0);
+      heap_.sample();
       last_trim_ = now;
     }
     if (writer_ && sink_status_) {

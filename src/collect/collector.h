@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "collect/decoder.h"
+#include "collect/heap_report.h"
 #include "collect/profile_reader.h"
 #include "collect/record_batch.h"
 #include "collect/ring_recording.h"
@@ -42,8 +43,13 @@ class collector {
   const std::string& recording_trouble() const { return recorder_.trouble(); }
 
  private:
-  collector(decoder& dec, pfw_writer* writer, std::unique_ptr<profile_reader> profile, ring_recorder recorder)
-      : decoder_(dec), writer_(writer), profile_(std::move(profile)), recorder_(std::move(recorder))
+  collector(decoder& dec, pfw_writer* writer, std::unique_ptr<profile_reader> profile, ring_recorder recorder,
+            heap_report heap)
+      : decoder_(dec),
+        writer_(writer),
+        profile_(std::move(profile)),
+        recorder_(std::move(recorder)),
+        heap_(std::move(heap))
   {
   }
   static int on_record(void* ctx, void* data, size_t size);
@@ -58,6 +64,7 @@ class collector {
   pfw_writer* writer_;
   std::unique_ptr<profile_reader> profile_;
   ring_recorder recorder_;  // formatter side
+  heap_report heap_;        // formatter side, at each trim
   std::chrono::steady_clock::time_point last_take_{};
   static constexpr std::chrono::seconds trim_interval{10};
   std::chrono::steady_clock::time_point last_trim_ = std::chrono::steady_clock::now();
