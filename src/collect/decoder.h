@@ -146,6 +146,9 @@ class decoder {
   // A process's exit record at ts_ns: the sinks forget it forget_after_ns later (forget_ended).
   void process_ended(uint32_t pid, process_key key, const process_info& p, uint64_t ts_ns);
   void forget_ended(uint64_t now_ns);
+  // The fold the late events of `key` (pid `pid`'s process) go to, if it was folded and the pid
+  // has had no newer process; 0 otherwise.
+  process_key fold_of_late_events(uint32_t pid, process_key key) const;
   void decode_block(const dc_block_event& ev);
   void decode_net(const dc_net_event& ev);
   void decode_fault(const dc_fault_event& ev);

@@ -85,11 +85,25 @@ void decoder::forget_ended(uint64_t now_ns)
     // Kept in detail (the summary's busiest): no second snapshot if a late event names it again.
     if (auto it = state_.processes.find(e.key); it != state_.processes.end())
       it->second.forgotten = true;
-    if (sinks_.trace)
-      sinks_.trace->forget_process(e.pid, e.key, e.tids);
-    for (event_sink* v : views_) v->forget_process(e.pid, e.key);
+    // Its late events after it was folded were named under the fold: they go too. Without
+    // this a run whose pids wrapped named every pid for good (the soak: 32,000 of each).
+    for (process_key k : {e.key, fold_of_late_events(e.pid, e.key)}) {
+      if (!k)
+        continue;
+      if (sinks_.trace)
+        sinks_.trace->forget_process(e.pid, k, e.tids);
+      for (event_sink* v : views_) v->forget_process(e.pid, k);
+    }
     ended_.pop_front();
   }
+}
+
+process_key decoder::fold_of_late_events(uint32_t pid, process_key key) const
+{
+  const pid_state* s = state_.pids.find(pid);
+  if (!s || !s->fold || instance_key(pid, s->processes > 1 ? s->processes - 1 : 0) != key)
+    return 0;
+  return folded_key_bit | (s->fold - 1);
 }
 
 }  // namespace dc

@@ -132,5 +132,23 @@ TEST_F(process_instances, WhatIsKeptPerPidIsTheLastMinutesProcessesNotEveryPid)
   EXPECT_EQ(spans_of_1000, 4u);
 }
 
+// A late event of a process folded by command (written under the fold) is forgotten with the
+// process: the soak lost this once its pids wrapped, and the writer then named every pid.
+TEST_F(process_instances, ALateEventOfAFoldedProcessIsForgottenWithIt)
+{
+  constexpr uint64_t second = 1'000'000'000;
+  dec->keep_process_detail(1);
+  process(60, "tiny", 1);
+  process(61, "big", 9);  // 60 is folded
+  ASSERT_NE(dec->process_of(60) & folded_key_bit, 0u);
+  tgid = 60;
+  feed_syscall(SYS_pread64, 60, 100, {3, 0, 100, 0, 0, 0}, data_file);
+  ts_ns += 61 * second;
+  process(62, "later", 1);
+  EXPECT_EQ(writer->pids_named(), 1u);  // 62's, for a minute after its exit
+  EXPECT_EQ(writer->tids_named(), 1u);
+  EXPECT_EQ(writer->threads_ordered(), 0u);  // a thread's span order goes at its exit
+}
+
 }  // namespace
 }  // namespace dc
