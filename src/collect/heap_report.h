@@ -5,8 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
-#include <string>
-#include <utility>
+#include <memory>
 
 #include "core/result.h"
 
@@ -17,20 +16,15 @@ class heap_report {
   // Opens the file DATACRUMBS_MALLOC_INFO names (new or truncated, never through a link); an
   // inactive report when it is unset.
   static result<heap_report> from_environment();
-  heap_report() = default;
-  heap_report(heap_report&& o) noexcept : file_(std::exchange(o.file_, nullptr)) {}
-  heap_report& operator=(heap_report&& o) noexcept
-  {
-    std::swap(file_, o.file_);
-    return *this;
-  }
-  ~heap_report();
 
   // One <sample ms="..."> element (milliseconds since the report opened) holding malloc_info.
   void sample();
 
  private:
-  std::FILE* file_ = nullptr;
+  struct closer {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  std::unique_ptr<std::FILE, closer> file_;
   std::chrono::steady_clock::time_point opened_ = std::chrono::steady_clock::now();
 };
 
