@@ -12,9 +12,10 @@
  * the classic tracepoint: the classic one sums the counter over every CPU under its lock for
  * every process of the machine before any filter runs, and removing its perf-event link at the
  * end of a run waits ~80 ms for the kernel's grace periods. Here only a traced process's file
- * and shmem counters are summed, over the CPUs, with the per-CPU offsets learnt from a per-CPU
- * map of this object's (dc_cpu_offset). */
+ * and shmem counters are read: the event's own CPU's part of them (see dc_fault_rss), with the
+ * per-CPU offsets learnt from a per-CPU map of this object's (dc_cpu_offset). */
 #include "common.bpf.h"
+#include "fault_rss.bpf.h"
 
 #define DC_USER_TOP 0x00007fffffffffffULL /* x86-64: highest user-space address */
 
@@ -90,31 +91,6 @@ static __always_inline void dc_fault_nest(struct task_struct* task, __u64 user_s
   dc_nest_place(&t->nest, user_sp, task, &out->level, &out->parent);
   out->id = dc_next_id(&t->nest, task->pid);
 }
-
-/* The file RSS (file and shmem pages) each traced process's mm had at its last kmem:rss_stat
- * event: the next event's sum minus it is what that event mapped or unmapped. Keyed by the
- * mm's address, with the owner's thread group. */
-struct dc_fault_rss {
-  __s64 pages[2]; /* MM_FILEPAGES, MM_SHMEMPAGES */
-  __u32 known[2]; /* whether pages[i] was seen yet */
-  __u32 tgid;
-  __u32 seq; /* odd while a CPU moves the baseline; +2 at each move */
-};
-
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 65536);
-  __type(key, __u64); /* the mm's address */
-  __type(value, struct dc_fault_rss);
-} dc_fault_rss SEC(".maps");
-
-/* Each traced process's mm, to drop its dc_fault_rss entry when it exits or execs. */
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 65536);
-  __type(key, __u32);   /* TGID */
-  __type(value, __u64); /* the mm's address */
-} dc_fault_rss_mm SEC(".maps");
 
 /* Whether `task` is still inside the fault `st` opened: its register frame (the user registers
  * of a user-mode fault, the system call's of a kernel-mode one) is the one the fault began with.
@@ -211,86 +187,6 @@ int BPF_PROG(dc_fault_page_added, struct folio* folio)
   return 0;
 }
 
-/* The possible CPUs (set by the loader): how many per-CPU parts a counter has. */
-const volatile __u32 dc_nr_cpus = 1;
-
-#define DC_MAX_CPUS 8192
-
-/* A per-CPU map of our own, read for where the kernel puts each CPU's copy of a per-CPU
- * allocation: the kernel's per-CPU offsets are in no symbol a BPF program can name here (no
- * CONFIG_KALLSYMS_ALL), and the counters' per-CPU pointer has no __percpu type tag in BTF. */
-struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, __u64);
-} dc_fault_cpu_probe SEC(".maps");
-
-/* Each CPU's offset, once learnt (0: not yet): it never changes while the kernel runs. */
-__u64 dc_fault_cpu_offsets[DC_MAX_CPUS] = {};
-
-/* CPU `cpu`'s offset into the per-CPU area (the kernel's __per_cpu_offset[cpu]): the map's
- * value on that CPU minus the value's per-CPU pointer; 0 when it cannot be found. */
-static __always_inline __u64 dc_cpu_offset(__u32 cpu)
-{
-  if (cpu >= DC_MAX_CPUS)
-    return 0;
-  if (dc_fault_cpu_offsets[cpu])
-    return dc_fault_cpu_offsets[cpu];
-  __u32 zero = 0;
-  void* on_cpu = bpf_map_lookup_percpu_elem(&dc_fault_cpu_probe, &zero, cpu);
-  __u64 array = dc_address_of(&dc_fault_cpu_probe), base = 0;
-  if (!on_cpu || !array ||
-      bpf_probe_read_kernel(&base, sizeof(base),
-                            (void*)(array + bpf_core_field_offset(struct bpf_array, pptrs))) ||
-      !base)
-    return 0;
-  return dc_fault_cpu_offsets[cpu] = dc_address_of(on_cpu) - base;
-}
-
-/* The exact value of per-CPU counter `c` (what the kernel's percpu_counter_sum computes under
- * the counter's lock); -1 when it cannot be read. A CPU folds its part into the shared count
- * under the counter's lock (count first, then its part): a sum read across a fold would count
- * that part twice or not at all. The sum is read again when a fold may have been under way:
- * the lock held after the count was read (a fold that had moved the count, not yet its part),
- * or the count changed by the time the parts were read (a fold made meanwhile). */
-static __always_inline __s64 dc_percpu_counter_sum(struct percpu_counter* c)
-{
-  __u64 parts = (__u64)BPF_CORE_READ(c, counters);
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    __s64 count = BPF_CORE_READ(c, count), sum = count;
-    if (BPF_CORE_READ(c, lock.raw_lock.val.counter) != 0)
-      continue;
-    for (__u32 cpu = 0; cpu < dc_nr_cpus && cpu < DC_MAX_CPUS; ++cpu) {
-      __u64 offset = dc_cpu_offset(cpu);
-      __s32 part = 0;
-      if (!offset || bpf_probe_read_kernel(&part, sizeof(part), (void*)(parts + offset)))
-        return -1;
-      sum += part;
-    }
-    if (BPF_CORE_READ(c, count) != count)
-      continue;
-    return sum < 0 ? 0 : sum;
-  }
-  return -1;
-}
-
-/* A new traced process (or one after exec): starts its baseline. */
-static __always_inline struct dc_fault_rss* dc_rss_start(__u64 mm)
-{
-  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
-  if (!dc_is_traced(tgid))
-    return 0;
-  __u64* old = bpf_map_lookup_elem(&dc_fault_rss_mm, &tgid);
-  if (old && *old != mm)
-    bpf_map_delete_elem(&dc_fault_rss, old);
-  struct dc_fault_rss fresh = {.tgid = tgid};
-  if (bpf_map_update_elem(&dc_fault_rss, &mm, &fresh, BPF_NOEXIST) ||
-      bpf_map_update_elem(&dc_fault_rss_mm, &tgid, &mm, BPF_ANY))
-    return 0;
-  return bpf_map_lookup_elem(&dc_fault_rss, &mm);
-}
-
 /* The file mapped at `vma` (bpf_find_vma's callback). */
 static long dc_fault_vma_file(struct task_struct* task, struct vm_area_struct* vma, void* ref)
 {
@@ -300,14 +196,9 @@ static long dc_fault_vma_file(struct task_struct* task, struct vm_area_struct* v
   return 0;
 }
 
-/* Every change of a traced process's file RSS moves its baseline; a rise in the thread's open
- * fault is pages that fault mapped (fault-around, a whole large folio, or the faulting page).
- * A fault during which the baseline was first taken has no count (DC_FAULT_MAPPED_UNKNOWN).
- * Threads of one process fault on several CPUs at once: the baseline moves only to a sum read
- * wholly after its last move (a sequence number, taken like a seqlock's writer side with
- * compare-and-swap), so each rise is counted once, by whichever thread's event sees it first. A
- * change whose event loses that race, or cannot read a consistent sum, eight times is left out
- * of the baseline: the next event's rise includes it. */
+/* A rise of a traced process's file RSS in the thread's open fault is pages that fault mapped
+ * (fault-around, a whole large folio, or the faulting page). The event that starts a process's
+ * accounting has no count of its own (DC_FAULT_MAPPED_UNKNOWN). */
 SEC("tp_btf/rss_stat")
 int BPF_PROG(dc_fault_rss_change, struct mm_struct* mm, int member)
 {
@@ -315,37 +206,25 @@ int BPF_PROG(dc_fault_rss_change, struct mm_struct* mm, int member)
   if (slot > 1)
     return 0;
   struct task_struct* task = bpf_get_current_task_btf();
-  int curr = task->mm == mm;
-  __u64 key = (__u64)mm;
-  struct dc_fault_rss* seen = bpf_map_lookup_elem(&dc_fault_rss, &key);
-  if (!seen && (!curr || !(seen = dc_rss_start(key))))
+  int curr = task->mm == mm, started = 0;
+  __u64 key = dc_address_of(mm);
+  __s64 change = 0;
+  if (!bpf_map_lookup_elem(&dc_fault_rss, &key)) {
+    if (!curr || !dc_fault_rss_begin(key))
+      return 0;
+    started = 1;
+  } else if (!dc_rss_move(key, slot, &change)) {
     return 0;
-  struct percpu_counter* counter = &mm->rss_stat[slot ? MM_SHMEMPAGES : MM_FILEPAGES];
-  __s64 now = -1, before = 0;
-  __u32 known = 0, moved = 0;
-  for (int attempt = 0; attempt < 8 && !moved; ++attempt) {
-    __u32 seq = *(volatile __u32*)&seen->seq;
-    if (seq & 1)
-      continue;
-    now = dc_percpu_counter_sum(counter);
-    if (now < 0 || __sync_val_compare_and_swap(&seen->seq, seq, seq + 1) != seq)
-      continue;
-    before = seen->pages[slot & 1];
-    known = seen->known[slot & 1];
-    seen->pages[slot & 1] = now;
-    seen->known[slot & 1] = 1;
-    __sync_fetch_and_add(&seen->seq, 1);
-    moved = 1;
   }
-  if (!curr || !moved)
+  if (!curr)
     return 0;
   struct dc_fault_state* st = bpf_task_storage_get(&dc_faults, task, 0, 0);
   if (!st || !st->open || !dc_fault_running(task, st))
     return 0;
-  if (!known)
+  if (started)
     st->ev.flags |= DC_FAULT_MAPPED_UNKNOWN;
-  else if (now > before)
-    st->ev.pages_mapped += now - before;
+  else if (change > 0)
+    st->ev.pages_mapped += change;
   /* A fault that maps pages of the page cache may pass no filemap tracepoint (seen with four
    * threads faulting a cold file at once: whole folios of 256 and 512 pages mapped so, the
    * fault then taken for anonymous memory and dropped): its file is the mapping's. */
@@ -365,6 +244,7 @@ int BPF_PROG(dc_fault_rss_exit, struct task_struct* task, bool group_dead)
   __u64* mm = group_dead ? bpf_map_lookup_elem(&dc_fault_rss_mm, &tgid) : 0;
   if (mm) {
     bpf_map_delete_elem(&dc_fault_rss, mm);
+    bpf_map_delete_elem(&dc_fault_rss_parts, mm);
     bpf_map_delete_elem(&dc_fault_rss_mm, &tgid);
   }
   return 0;

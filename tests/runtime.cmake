@@ -156,6 +156,12 @@ if(DATACRUMBS_FLUX_TESTS)
   gtest_discover_tests(flux_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30 TIMEOUT 900)
 endif()
 
+# The BPF object loaded (never attached) as for larger machines: the verifier's work must not grow
+# with the possible CPUs.
+add_executable(kernel_object_tests runtime/kernel_object_test.cpp)
+target_link_libraries(kernel_object_tests PRIVATE datacrumbs_probe datacrumbs_skeletons GTest::gtest_main)
+gtest_discover_tests(kernel_object_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
+
 # Reliability under faults and attack (docs/reliability.md): the tools killed while they hold
 # processes, full and vanishing disks, storms, ring overflow, pid reuse, hostile paths and
 # clients. Each test prints its figure ("figure: ...") for the document to be checked against.

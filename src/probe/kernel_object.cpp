@@ -61,8 +61,8 @@ result<> configure(datacrumbs_bpf* skel, const object_settings& s)
   skel->rodata->dc_wake_mark = s.wake_mark;
   skel->rodata->dc_hold_new = s.hold_new;
   skel->rodata->dc_page_shift = s.page_shift;
-  // Per-CPU counters (the fault layer's file RSS) are summed over every possible CPU.
-  if (int cpus = libbpf_num_possible_cpus(); cpus > 0)
+  // Per-CPU counters (the fault layer's file RSS) have a part for every possible CPU.
+  if (int cpus = s.possible_cpus ? static_cast<int>(s.possible_cpus) : libbpf_num_possible_cpus(); cpus > 0)
     skel->rodata->dc_nr_cpus = static_cast<uint32_t>(cpus);
   skel->rodata->dc_holder_ns_dev = s.holder_ns_dev;
   skel->rodata->dc_holder_ns_ino = s.holder_ns_ino;

@@ -25,6 +25,8 @@ struct object_settings {
   uint32_t page_shift = 12;          // log2 of the kernel's page size (sysconf)
   uint64_t holder_ns_dev = 0;        // this process's pid namespace (/proc/self/ns/pid), by which
   uint64_t holder_ns_ino = 0;        // the kernel knows the holder's death
+  uint32_t possible_cpus = 0;        // 0: this machine's; more checks the programs verify for a
+                                     // larger machine (the per-CPU counters the fault layer reads)
 };
 
 struct loaded_object {

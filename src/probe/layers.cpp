@@ -28,6 +28,13 @@ std::vector<std::unique_ptr<layer>> make_layers()
   return all;
 }
 
+std::vector<std::string> all_layer_names()
+{
+  std::vector<std::string> names{"uprobe", "beacon"};
+  for (const auto& l : make_layers()) names.emplace_back(l->name());
+  return names;
+}
+
 std::vector<std::string> kernel_layers_in(const probe_config& config)
 {
   bool syscalls = false;

@@ -25,6 +25,10 @@ struct beacon_target {
 };
 std::unique_ptr<layer> make_beacon_layer(beacon_target target);
 
+// Every layer's name, asked for or not: each program of the object belongs to one of them (or
+// to the process tracker).
+std::vector<std::string> all_layer_names();
+
 // The kernel layers a config selects: the syscall layer for a `syscalls` entry, the layers
 // whose names a `kernel` entry's regex matches.
 std::vector<std::string> kernel_layers_in(const probe_config& config);

@@ -30,15 +30,6 @@ namespace {
 
 constexpr uint32_t profile_map_entries = 1u << 18;
 
-// Every layer's name, asked for or not: each program of the object belongs to one of them (or
-// to the process tracker).
-std::vector<std::string> all_layer_names()
-{
-  std::vector<std::string> names{"uprobe", "beacon"};
-  for (const auto& l : make_layers()) names.emplace_back(l->name());
-  return names;
-}
-
 }  // namespace
 
 result<std::unique_ptr<session>> session::open(const session_options& options)
