@@ -30,6 +30,7 @@ struct {
  * would delete after its SIGCONT may already be the process's next hold, at its exec). */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC); /* created at once; elements as they come */
   __uint(max_entries, 1 << 14);
   __type(key, __u32);
   __type(value, __u8);

@@ -1,6 +1,8 @@
 #include "probe/kernel_object.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -8,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "datacrumbs.skel.h"
 
@@ -103,6 +106,48 @@ result<> choose_programs(datacrumbs_bpf* skel, const std::vector<std::unique_ptr
   return {};
 }
 
+// Whether creating `map` is slow: the kernel makes every element of a hash map without
+// BPF_F_NO_PREALLOC, and of an LRU hash (which cannot go without), when it creates it (10-20 ms
+// for 65,536), and allocates a ring buffer's pages (8 ms for 64 MiB). Those were most of the
+// object's load time.
+bool slow_to_create(const bpf_map* map)
+{
+  switch (bpf_map__type(map)) {
+    case BPF_MAP_TYPE_LRU_HASH:
+    case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+    case BPF_MAP_TYPE_RINGBUF: return true;
+    case BPF_MAP_TYPE_HASH:
+    case BPF_MAP_TYPE_PERCPU_HASH: return !(bpf_map__map_flags(map) & BPF_F_NO_PREALLOC);
+    default: return false;
+  }
+}
+
+// libbpf creates an object's maps one after another; the slow ones are created here at once, a
+// thread each, and handed to libbpf (which keeps a duplicate of each descriptor). One
+// that cannot be made here is left to libbpf, which says why if it cannot make it either.
+void create_slow_maps(datacrumbs_bpf* skel)
+{
+  std::vector<bpf_map*> maps;
+  bpf_map* map;
+  bpf_object__for_each_map(map, skel->obj) if (slow_to_create(map) && bpf_map__autocreate(map))
+      maps.push_back(map);
+  std::vector<int> fds(maps.size(), -1);
+  std::vector<std::thread> makers;
+  for (size_t i = 0; i < maps.size(); ++i)
+    makers.emplace_back([&, i] {
+      const bpf_map* m = maps[i];
+      LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(m));
+      fds[i] = bpf_map_create(bpf_map__type(m), bpf_map__name(m), bpf_map__key_size(m),
+                              bpf_map__value_size(m), bpf_map__max_entries(m), &opts);
+    });
+  for (auto& t : makers) t.join();
+  for (size_t i = 0; i < maps.size(); ++i)
+    if (fds[i] >= 0) {
+      bpf_map__reuse_fd(maps[i], fds[i]);
+      close(fds[i]);
+    }
+}
+
 }  // namespace
 
 result<loaded_object> load_object(const object_settings& settings,
@@ -127,6 +172,7 @@ result<loaded_object> load_object(const object_settings& settings,
       datacrumbs_bpf__destroy(skel);
       return std::unexpected(ready.error());
     }
+    create_slow_maps(skel);
     {
       std::lock_guard lock(g_log_mutex);
       g_capturing = true;
