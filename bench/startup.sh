@@ -2,8 +2,10 @@
 # $startup_runs): `datacrumbs run -- /bin/date +%s.%N`, whose output is the moment the command
 # ran. Start-up: from launching datacrumbs to that moment; end: from that moment to datacrumbs'
 # exit (the command's own exit, the detach, the drain and the summary). Interleaved with the
-# untraced command and with it under Darshan; medians and ranges.
-# shellcheck shell=bash disable=SC2154 # $tmp, $dc, $darshan: the sourcing script's
+# untraced command, with it under Darshan, and with it started by `datacrumbs_wrap` while the
+# daemon (README, Deployment) runs: loaded and verified once for every command; medians and
+# ranges.
+# shellcheck shell=bash disable=SC2154,SC2034 # $tmp, $dc, $darshan, $failed: the sourcing script's
 
 # startup_run CONFIG: one run; appends "CONFIG TOTAL START END" (seconds) to $tmp/startup.
 startup_run() {
@@ -14,12 +16,47 @@ startup_run() {
     dc-default) cmd=("$dc" run -o "$tmp/st.pfw.gz" -- "${cmd[@]}") ;;
     dc-syscall) cmd=("$dc" run --layers syscall -o "$tmp/st.pfw.gz" -- "${cmd[@]}") ;;
     dc-profile) cmd=("$dc" run --mode profile -o "$tmp/st.pfw.gz" -- "${cmd[@]}") ;;
+    dc-daemon) cmd=(env "${daemon_env[@]}" "$(dirname "$dc")/datacrumbs_wrap" "${cmd[@]}") ;;
   esac
   local t0 t1 ran
   t0="$EPOCHREALTIME"
   ran="$("${cmd[@]}" 2>"$tmp/st.err")" || { log "start-up run $1 failed: $(tail -n1 "$tmp/st.err")"; return 1; }
   t1="$EPOCHREALTIME"
   echo "$1 $t0 $ran $t1" | awk '{printf "%s %.6f %.6f %.6f\n", $1, $4 - $2, $3 - $2, $4 - $3}' >>"$tmp/startup"
+}
+
+# The daemon for the dc-daemon config: root's processes, the default config, a private secret,
+# run and trace directory. startup_daemon_stop ends it and checks its trace holds every command.
+daemon_env=()
+daemon_pid=
+startup_daemon_start() {
+  local d="$tmp/daemon" bin i
+  bin="$(dirname "$dc")"
+  mkdir -p "$d/run" "$d/traces"
+  daemon_env=("DATACRUMBS_SECRET_FILE=$d/secret.key" "DATACRUMBS_RUN_DIR=$d/run" "DATACRUMBS_TRACE_DIR=$d/traces")
+  env "${daemon_env[@]}" "$bin/datacrumbs_probe_configurator" --user 0 "$repo/etc/datacrumbs/configs/default.yaml" \
+    "$d/probes.json.gz" >"$d/log" 2>&1 || { log "daemon: $(tail -n1 "$d/log")"; return 1; }
+  env "${daemon_env[@]}" "$dc" "$d/probes.json.gz" startup >>"$d/log" 2>&1 &
+  daemon_pid=$!
+  for ((i = 0; i < 300; i++)); do
+    [[ -f "$d/run/datacrumbs-startup.ready" ]] && return 0
+    kill -0 "$daemon_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  log "daemon: not ready: $(tail -n1 "$d/log")"
+  startup_daemon_stop
+  return 1
+}
+
+startup_daemon_stop() {
+  [[ -n "$daemon_pid" ]] || return 0
+  kill -TERM "$daemon_pid" 2>/dev/null || true
+  wait "$daemon_pid" || { log "daemon: exited with failure: $(tail -n1 "$tmp/daemon/log")"; failed=1; }
+  daemon_pid=
+  local traced
+  traced="$(find "$tmp/daemon/traces" -name '*.pfw.gz' -exec zcat {} + 2>/dev/null |
+    grep -c '"name":"process_name".*"args":{[^}]*"name":"date"' || true)"
+  daemon_traced="$traced"
 }
 
 startup_section() {
@@ -29,7 +66,19 @@ startup_section() {
   for ((i = 0; i < startup_runs; i++)); do
     for c in "${configs[@]}"; do startup_run "$c" || failed=1; done
   done
-  python3 - "$tmp/startup" "$startup_runs" <<'PY'
+  # Then with the daemon attached (its hooks would tax the other configs' runs too).
+  daemon_traced=
+  if startup_daemon_start; then
+    for ((i = 0; i < startup_runs; i++)); do startup_run dc-daemon || failed=1; done
+    startup_daemon_stop
+  else
+    failed=1
+  fi
+  if [[ -n "$daemon_traced" && "$daemon_traced" != "$startup_runs" ]]; then
+    log "daemon: its trace holds $daemon_traced processes named date, not $startup_runs"
+    failed=1
+  fi
+  python3 - "$tmp/startup" "$startup_runs" "${daemon_traced:-}" <<'PY'
 import statistics as st, sys
 runs = {}
 for line in open(sys.argv[1]):
@@ -48,7 +97,8 @@ print("| config | whole run | start-up | end |")
 print("|---|---:|---:|---:|")
 names = {"untraced": "`/bin/date` alone", "dc-default": "datacrumbs, default layers",
          "dc-syscall": "datacrumbs `--layers syscall`", "dc-profile": "datacrumbs `--mode profile`",
-         "darshan": "Darshan (LD_PRELOAD)"}
+         "darshan": "Darshan (LD_PRELOAD)",
+         "dc-daemon": "`datacrumbs_wrap`, the daemon running (default config)"}
 for c, v in runs.items():
     print(f"| {names.get(c, c)} | {cell(v, 0)} | {cell(v, 1)} | {cell(v, 2)} |")
 print()
@@ -60,5 +110,11 @@ if d:
           f"{total * 1000:.0f} ms, {'met' if total <= 0.15 else 'MISSED'}.")
     print(f"- Target: end of a run ≤ 100 ms after the command exits (empty ring), worst median of the "
           f"datacrumbs configs: {end * 1000:.0f} ms, {'met' if end <= 0.1 else 'MISSED'}.")
+w = runs.get("dc-daemon")
+if w:
+    print(f"- With the daemon running (started once, its programs loaded and verified once), a command "
+          f"started by `datacrumbs_wrap` took {st.median(r[0] for r in w) * 1000:.0f} ms in all; its trace "
+          f"held {sys.argv[3] or '?'} of the {len(w)} `date` processes. Those runs came after the others, "
+          "with the daemon's hooks attached.")
 PY
 }
