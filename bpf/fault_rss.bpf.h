@@ -7,13 +7,14 @@
 /* How a traced process's file RSS (file and shmem pages) is followed. Each counter is a
  * percpu_counter: a CPU adds to its own part, and folds that part into the shared count under the
  * counter's lock once it would pass the batch (the part is then 0). The kernel makes a change and
- * its kmem:rss_stat event on one CPU with preemption off (under the page-table lock). Each event
- * reads the counter's exact sum and moves the process's baseline to it (dc_fault_rss); the rise
- * is the event's. Another CPU's change whose own event is not through yet is in that sum too: a
- * change that left that CPU's part non-zero is its part minus the part at its last event
- * (dc_fault_rss_parts) and is left to its own event; one that folded the part (now 0) is taken
- * by whichever event reads it first, so the process's sum stays exact while two folds at once
- * may be credited to one of their faults. */
+ * its kmem:rss_stat event on one CPU with preemption off (under the page-table lock), so a change
+ * that did not fold is exactly its CPU's part minus the part at that CPU's last event
+ * (dc_fault_rss_parts). A fold is known only by the exact sum of the counter, which the event
+ * reads and moves the process's baseline to (dc_fault_rss); the rise is the event's. Other CPUs'
+ * non-folding changes whose events are not through yet are left out of that sum (their parts
+ * tell them); another CPU's fold is not told apart from this one, so two folds at once are
+ * taken by whichever event reads the sum first: the process's sum stays exact, the split
+ * between the two faults does not. */
 struct dc_fault_rss {
   __s64 pages[2]; /* MM_FILEPAGES, MM_SHMEMPAGES: the baseline */
   __u32 tgid;
@@ -196,28 +197,46 @@ DC_GLOBAL int dc_fault_rss_begin(__u64 mm)
   return 1;
 }
 
-/* Moves the baseline of counter `slot` of traced `mm` to its sum now (less other CPUs' pending
- * changes), and this CPU's last seen part with it, like a seqlock's writer (compare-and-swap on
- * the sequence): each rise is taken once. Returns whether it moved, with the change; a change
- * whose event loses that race, or cannot read a consistent sum, eight times is left in the next
- * event's. */
+/* This CPU's part of counter `slot` of `mm`; 0 when it cannot be read. */
+static __always_inline int dc_rss_own_part(__u64 mm, __u32 slot, __s32* part)
+{
+  struct mm_struct* m = bpf_rdonly_cast((void*)mm, bpf_core_type_id_kernel(struct mm_struct));
+  struct percpu_counter* counter = slot ? &m->rss_stat[MM_SHMEMPAGES] : &m->rss_stat[MM_FILEPAGES];
+  return dc_counter_part((__u64)BPF_CORE_READ(counter, counters), bpf_get_smp_processor_id(), part);
+}
+
+/* Moves the baseline of counter `slot` of traced `mm` by this event's change, and this CPU's
+ * last seen part with it, like a seqlock's writer (compare-and-swap on the sequence): each rise
+ * is taken once. A change that left this CPU's part non-zero did not fold: it is the part minus
+ * its last seen, read from this CPU alone (no pass over the CPUs). One that left it 0 may have
+ * folded into the shared count: the baseline moves to the sum (less other CPUs' pending
+ * changes). Returns whether it moved, with the change; a change whose event loses that race, or
+ * cannot read a consistent sum, eight times is left in the next event's. */
 static __always_inline int dc_rss_move(__u64 mm, __u32 slot, __s64* change)
 {
   struct dc_fault_rss* seen = bpf_map_lookup_elem(&dc_fault_rss, &mm);
   struct dc_fault_rss_part* own = bpf_map_lookup_elem(&dc_fault_rss_parts, &mm);
   if (!seen || !own)
     return 0;
+  __s32 part = 0;
+  int fold = !dc_rss_own_part(mm, slot, &part) || part == 0;
   struct dc_rss_pass pass = {.slot = slot};
   for (int attempt = 0; attempt < 8; ++attempt) {
     __u32 seq = *(volatile __u32*)&seen->seq;
     if (seq & 1)
       continue;
-    __s64 now = dc_fault_rss_read(mm, &pass);
+    __s64 now = fold ? dc_fault_rss_read(mm, &pass) : 0;
     if (now < 0 || __sync_val_compare_and_swap(&seen->seq, seq, seq + 1) != seq)
       continue;
-    *change = now - seen->pages[slot & 1];
-    seen->pages[slot & 1] = now;
-    own->part[slot & 1] = pass.own;
+    if (fold) {
+      *change = now - seen->pages[slot & 1];
+      seen->pages[slot & 1] = now;
+      own->part[slot & 1] = pass.own;
+    } else {
+      *change = part - own->part[slot & 1];
+      seen->pages[slot & 1] += *change;
+      own->part[slot & 1] = part;
+    }
     __sync_fetch_and_add(&seen->seq, 1);
     return 1;
   }
