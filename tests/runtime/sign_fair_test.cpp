@@ -163,7 +163,7 @@ std::string ask_until(const std::string& socket, const std::string& content, int
 
 // Four users (made by the test) keep 12 requests of 100,000 probes each (13 MB) in the service,
 // three each, asking again as soon as one is answered: parsing and signing them takes the
-// service about a second each. The test's user asks 3 times meanwhile: each time it may wait for
+// service one to a few seconds each. The test's user asks 3 times meanwhile: each time it may wait for
 // the job under way (a parse or a signature) before each of its own two, not for the twelve; so
 // each answer must come within twice what one large request takes alone, plus 1 s. Then it asks
 // for a large one itself: its own two jobs, one under way before each, on CPUs busy with the
@@ -181,15 +181,22 @@ TEST_F(sign_service_test, LargeRequestsOfOtherUsersDoNotQueueAheadOfAnother)
   ASSERT_EQ(pipe(stop), 0);
   std::vector<client> attackers;
   std::vector<std::pair<uid_t, gid_t>> attacker_ids;
+  // They ask until the test is done: 2 x alone below, then up to 3 x (2 x alone + 1) and
+  // 4 x alone + 1 (the bounds), so their limit scales with `alone` too (a slow machine's
+  // 4.5 s each alone makes that ~40 s, past the 30 s of a plain client).
+  const auto attacker_limit = static_cast<unsigned>(30 + 12 * alone);
   for (char suffix : {'a', 'b', 'c', 'd'}) {
     auto [as, group] = add_user(std::string(1, suffix));
     ASSERT_NE(as, 0u);
     attacker_ids.emplace_back(as, group);
     for (int i = 0; i < 3; ++i)
-      attackers.push_back(spawn_as(as, group, [&] {
-        close(stop[1]);
-        return ask_until(socket, large, stop[0]);
-      }));
+      attackers.push_back(spawn_as(
+          as, group,
+          [&] {
+            close(stop[1]);
+            return ask_until(socket, large, stop[0]);
+          },
+          attacker_limit));
   }
   close(stop[0]);
   // Their requests sent (13 MB each, read 64 KB a round of the service's loop) and being worked on.

@@ -113,7 +113,7 @@ std::string many_probes(size_t n, const std::vector<std::string>& binaries)
   return probe_file_content(p);
 }
 
-client spawn_as(uid_t uid, gid_t gid, const std::function<std::string()>& body)
+client spawn_as(uid_t uid, gid_t gid, const std::function<std::string()>& body, unsigned limit_s)
 {
   int p[2];
   if (pipe(p) != 0)
@@ -121,7 +121,7 @@ client spawn_as(uid_t uid, gid_t gid, const std::function<std::string()>& body)
   pid_t child = fork();
   if (child == 0) {
     close(p[0]);
-    alarm(30);  // a service that never answers fails the test instead of hanging it
+    alarm(limit_s);  // a service that never answers fails the test instead of hanging it
     if (uid != 0 && (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0))
       _exit(10);
     std::string out = body();

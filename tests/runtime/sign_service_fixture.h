@@ -45,13 +45,13 @@ std::string request_content(uint32_t claimed_uid,
 // Unsigned content with `n` probes, the i-th on binaries[i % size] (a request as large as wanted).
 std::string many_probes(size_t n, const std::vector<std::string>& binaries);
 
-// Runs `body` in a child process as uid/gid (root: as is), killed after 30 s; returns what body
-// returned.
+// Runs `body` in a child process as uid/gid (root: as is), killed after `limit_s` seconds;
+// returns what body returned.
 struct client {
   pid_t pid = 0;
   int out = -1;  // the read end of the pipe the child's result comes through
 };
-client spawn_as(uid_t uid, gid_t gid, const std::function<std::string()>& body);
+client spawn_as(uid_t uid, gid_t gid, const std::function<std::string()>& body, unsigned limit_s = 30);
 std::string result_of(client& c);  // waits for the child; its result, or "child failed"
 
 // Asks the service as uid/gid: "OK\n" and the signed bytes, or "ERR " and the error's message.

@@ -62,6 +62,9 @@ TEST_F(slurm_prolog_test, ConcurrentProloguesStartOneDaemonAndAStuckDaemonIsKill
   }
   ASSERT_FALSE(pid_text.empty());
   pid_t daemon = std::stoi(pid_text);
+  // The pid is written as soon as the shell has forked: stopped before its exec, the child
+  // would not yet be the daemon this test counts.
+  for (int i = 0; i < 300 && daemons_of(job) != std::vector<pid_t>{daemon}; ++i) usleep(1000);
   kill(daemon, SIGSTOP);
   bool ready_before = std::filesystem::exists(file(job, ".ready"));
   std::jthread second([&] { second_rc = run_shell(prolog + " 2>" + cluster->dir / "p2.err"); });
