@@ -1,9 +1,11 @@
 // The block layer against ground truth on a loop device of the test's own: bytes per file and
 // process (including writeback issued by kernel workers), bounded by /proc/diskstats.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -62,19 +64,45 @@ void expect_within_1_percent(uint64_t got, uint64_t want)
   EXPECT_LE(got * 100, want * 101) << got << " vs " << want;
 }
 
+// BLOCK bytes the trace charged on the test's device: requests named `op`, or all of them.
+uint64_t block_bytes_on(const traced_run& run, const loop_fs& fs, const std::string& op = "")
+{
+  uint64_t traced = 0;
+  for (const auto& e : complete_events(run.trace))
+    if (e["cat"] == "BLOCK" && (op.empty() || e["name"] == op) && e["args"]["major"] == fs.device_major() &&
+        e["args"]["minor"] == fs.device_minor())
+      traced += e["args"]["bytes"].get<uint64_t>();
+  return traced;
+}
+
 // What the trace charged to the test's device is bounded by what /proc/diskstats saw there.
 void expect_within_device_counters(const traced_run& run, const loop_fs& fs, const disk_counters& before,
                                    const disk_counters& after)
 {
   uint64_t device_bytes =
       (after.sectors_written - before.sectors_written + after.sectors_read - before.sectors_read) * 512;
-  uint64_t traced = 0;
-  for (const auto& e : complete_events(run.trace))
-    if (e["cat"] == "BLOCK" && e["args"]["major"] == fs.device_major() &&
-        e["args"]["minor"] == fs.device_minor())
-      traced += e["args"]["bytes"].get<uint64_t>();
+  uint64_t traced = block_bytes_on(run, fs);
   EXPECT_GT(traced, 0u);
   EXPECT_LE(traced, device_bytes);
+}
+
+// Bytes of `path` in the page cache (mincore over a mapping of it).
+uint64_t resident_bytes(const std::string& path)
+{
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  off_t size = fd < 0 ? 0 : lseek(fd, 0, SEEK_END);
+  void* map = size > 0 ? mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+  if (fd >= 0)
+    close(fd);
+  if (map == MAP_FAILED)
+    return ~0ull;
+  long page = sysconf(_SC_PAGESIZE);
+  std::vector<unsigned char> in((size + page - 1) / page);
+  uint64_t resident = 0;
+  if (mincore(map, size, in.data()) == 0)
+    for (unsigned char c : in) resident += (c & 1) ? page : 0;
+  munmap(map, size);
+  return resident;
 }
 
 struct block_test : runtime_test, ::testing::WithParamInterface<const char*> {
@@ -240,10 +268,30 @@ TEST_P(block_test, ReadsOfAFileWithHolesInsideItsFoliosAreChargedToTheFile)
     close(fd);
   }
   fs->drop_caches();
+  ASSERT_EQ(resident_bytes(sparse), 0u) << "the file's pages were not all dropped";
+  disk_counters before = fs->counters();
   auto run = trace_command(dir, "dd if=" + shell_quote(sparse) + " of=/dev/null bs=1M status=none");
   ASSERT_EQ(run.exit_code, 0) << run.err;
+  disk_counters after = fs->counters();
   auto b = block_bytes_for(run, sparse);
+  // Every read the device served was dd's (the file's data, and its inode and extent blocks).
+  uint64_t device_read = (after.sectors_read - before.sectors_read) * 512;
+  EXPECT_EQ(block_bytes_on(run, *fs, "read"), device_read);
   expect_within_1_percent(b.read, 8 * mib);
+  if (HasFailure()) {
+    std::map<uint64_t, std::pair<uint64_t, uint64_t>> by_file;  // fhash -> (requests, bytes)
+    for (const auto& e : complete_events(run.trace))
+      if (e["cat"] == "BLOCK" && e["name"] == "read") {
+        auto& [requests, bytes] = by_file[e["args"].value("fhash", 0ull)];
+        ++requests;
+        bytes += e["args"]["bytes"].get<uint64_t>();
+      }
+    for (const auto& [fhash, counts] : by_file)
+      ADD_FAILURE() << "block reads charged to fhash " << fhash
+                    << (fhash == string_hash(sparse) ? " (the file)" : "") << ": " << counts.first
+                    << " requests, " << counts.second << " bytes; lost "
+                    << run.summary["events"]["lost"].dump();
+  }
   EXPECT_EQ(b.pids, std::set<uint32_t>{pid_of_command(run, "dd ")});
 }
 
