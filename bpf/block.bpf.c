@@ -82,8 +82,8 @@ static __always_inline int dc_stacked(const struct dc_block_owner* o, struct blo
   return o->file.mode && part && part->bd_dev != o->file.dev;
 }
 
-/* Who is behind a request, and which file its pages belong to. Called where the request is
- * accounted (block_io_start, in the submitting task), or at insert/issue when it was not. */
+/* Who is behind a request, and which file its pages belong to: asked where the request starts
+ * (block_io_start, in the submitting task). */
 static __always_inline int dc_block_owner_of(struct request* trusted_rq, struct dc_block_owner* o)
 {
   struct request* rq = dc_plain(trusted_rq);
@@ -134,30 +134,37 @@ static __always_inline int dc_block_owner_of(struct request* trusted_rq, struct 
   return 1;
 }
 
-static __always_inline struct dc_block_request* dc_request_of(struct request* rq)
-{
-  __u64 key = (__u64)rq;
-  struct dc_block_request* r = bpf_map_lookup_elem(&dc_requests, &key);
-  if (r)
-    return r;
-  struct dc_block_request fresh = {};
-  if (!dc_block_owner_of(rq, &fresh.owner))
-    return NULL;
-  bpf_map_update_elem(&dc_requests, &key, &fresh, BPF_ANY);
-  return bpf_map_lookup_elem(&dc_requests, &key);
-}
-
+/* Requests are preallocated per tag: a new one reuses the address of one that ended, so an
+ * entry left at that address (a request merged into another ends without completing) is
+ * replaced or removed here, never inherited. Insert and issue only look up: they may run in
+ * whichever task dispatches the queue, which is not the request's submitter. */
 SEC("tp_btf/block_io_start")
 int BPF_PROG(dc_block_io_start, struct request* rq)
 {
-  dc_request_of(rq);
+  __u64 key = (__u64)rq;
+  struct dc_block_request fresh = {};
+  if (dc_block_owner_of(rq, &fresh.owner))
+    bpf_map_update_elem(&dc_requests, &key, &fresh, BPF_ANY);
+  else
+    bpf_map_delete_elem(&dc_requests, &key);
+  return 0;
+}
+
+/* `next` was merged into another request and is freed without completing: its bytes complete
+ * with that request, charged to that request's owner. */
+SEC("tp_btf/block_rq_merge")
+int BPF_PROG(dc_block_rq_merge, struct request* next)
+{
+  __u64 key = (__u64)next;
+  bpf_map_delete_elem(&dc_requests, &key);
   return 0;
 }
 
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(dc_block_rq_insert, struct request* rq)
 {
-  struct dc_block_request* r = dc_request_of(rq);
+  __u64 key = (__u64)rq;
+  struct dc_block_request* r = bpf_map_lookup_elem(&dc_requests, &key);
   if (r)
     r->insert_ns = bpf_ktime_get_ns();
   return 0;
@@ -166,32 +173,28 @@ int BPF_PROG(dc_block_rq_insert, struct request* rq)
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(dc_block_rq_issue, struct request* rq)
 {
-  struct dc_block_request* r = dc_request_of(rq);
+  __u64 key = (__u64)rq;
+  struct dc_block_request* r = bpf_map_lookup_elem(&dc_requests, &key);
   if (r)
     r->issue_ns = bpf_ktime_get_ns();
   return 0;
 }
 
-SEC("tp_btf/block_rq_complete")
-int BPF_PROG(dc_block_rq_complete, struct request* rq, blk_status_t error, unsigned int nr_bytes)
+/* Reports `nr_bytes` of request `rq` completed, by the profile or as one event. */
+static __always_inline void dc_block_report(struct request* rq, const struct dc_block_request* r, int error,
+                                            unsigned int nr_bytes)
 {
-  __u64 key = (__u64)rq;
-  struct dc_block_request* r = bpf_map_lookup_elem(&dc_requests, &key);
-  if (!r)
-    return 0;
   __u64 now = bpf_ktime_get_ns();
   __u64 issued = r->issue_ns ? r->issue_ns : now;
   if (dc_profiling()) {
     dc_profile_add(r->owner.tgid, DC_PROF_BLOCK, rq->cmd_flags & 0xff /* REQ_OP_MASK */, &r->owner.file, now,
                    now - issued, nr_bytes, 0);
-    bpf_map_delete_elem(&dc_requests, &key);
-    return 0;
+    return;
   }
   struct dc_block_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
   if (!ev) {
     dc_count_loss(DC_LOSS_RING_FULL);
-    bpf_map_delete_elem(&dc_requests, &key);
-    return 0;
+    return;
   }
   ev->hdr.kind = DC_REC_BLOCK;
   ev->hdr.tgid = r->owner.tgid;
@@ -211,6 +214,19 @@ int BPF_PROG(dc_block_rq_complete, struct request* rq, blk_status_t error, unsig
   ev->reserved = 0;
   ev->nest = r->owner.nest;
   bpf_ringbuf_submit(ev, dc_submit_flags());
-  bpf_map_delete_elem(&dc_requests, &key);
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(dc_block_rq_complete, struct request* rq, blk_status_t error, unsigned int nr_bytes)
+{
+  __u64 key = (__u64)rq;
+  struct dc_block_request* r = bpf_map_lookup_elem(&dc_requests, &key);
+  if (!r)
+    return 0;
+  dc_block_report(rq, r, error, nr_bytes);
+  /* Fired before the bytes are taken off the request: a driver that ends part of a request
+   * (nr_bytes below what is left) completes the rest later, with the same owner. */
+  if (nr_bytes >= rq->__data_len)
+    bpf_map_delete_elem(&dc_requests, &key);
   return 0;
 }

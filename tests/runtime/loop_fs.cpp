@@ -31,6 +31,8 @@ loop_fs::loop_fs(const std::string& dir, const std::string& fs_type, uint64_t si
   must("losetup --direct-io=on -f --show " + shell_quote(image_) + " > " + shell_quote(dev_file));
   device_ = read_file(dev_file);
   while (!device_.empty() && device_.back() == '\n') device_.pop_back();
+  if (fs_type == "raw")
+    return;
   must("mkfs." + fs_type + " -q " + (fs_type == "xfs" ? "-f " : "") + shell_quote(device_) +
        " >/dev/null 2>&1");
   must("mkdir -p " + shell_quote(mount_) + " && mount " + shell_quote(device_) + " " + shell_quote(mount_));
@@ -40,6 +42,11 @@ loop_fs::~loop_fs()
 {
   run_shell("umount " + shell_quote(mount_) + " 2>/dev/null");
   run_shell("losetup -d " + shell_quote(device_) + " 2>/dev/null");
+}
+
+void loop_fs::set_scheduler(const std::string& name) const
+{
+  must("echo " + name + " > /sys/block/" + device_.substr(device_.rfind('/') + 1) + "/queue/scheduler");
 }
 
 disk_counters loop_fs::counters() const

@@ -14,7 +14,8 @@ struct disk_counters {
 
 class loop_fs {
  public:
-  // fs_type: "ext4" or "xfs". Throws when a step fails (the test then fails).
+  // fs_type: "ext4" or "xfs", or "raw": the device alone, neither formatted nor mounted.
+  // Throws when a step fails (the test then fails).
   loop_fs(const std::string& dir, const std::string& fs_type, uint64_t size_mib = 512);
   ~loop_fs();
   loop_fs(const loop_fs&) = delete;
@@ -26,6 +27,7 @@ class loop_fs {
   unsigned device_major() const;
   unsigned device_minor() const;
   void drop_caches() const;
+  void set_scheduler(const std::string& name) const;  // the device's I/O scheduler, e.g. mq-deadline
 
  private:
   std::string image_, device_, mount_;
