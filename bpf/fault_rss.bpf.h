@@ -133,6 +133,13 @@ static __always_inline int dc_rss_pass_cpu(__u32 cpu, struct dc_rss_pass* pass)
   return 1;
 }
 
+/* Counter `slot` of `mm`: 0 file pages, 1 shmem pages. */
+static __always_inline struct percpu_counter* dc_rss_counter(__u64 mm, __u32 slot)
+{
+  struct mm_struct* m = bpf_rdonly_cast((void*)mm, bpf_core_type_id_kernel(struct mm_struct));
+  return slot ? &m->rss_stat[MM_SHMEMPAGES] : &m->rss_stat[MM_FILEPAGES];
+}
+
 /* The sum of counter `slot` of `mm` less other CPUs' changes left to their own events, read
  * consistently with a fold (which moves a part into the shared count under the counter's lock,
  * count first); -1 when the lock was held after the count was read, or the count changed
@@ -143,8 +150,7 @@ DC_GLOBAL __s64 dc_fault_rss_read(__u64 mm, struct dc_rss_pass* pass)
 {
   if (!pass)
     return -1;
-  struct mm_struct* m = bpf_rdonly_cast((void*)mm, bpf_core_type_id_kernel(struct mm_struct));
-  struct percpu_counter* counter = pass->slot ? &m->rss_stat[MM_SHMEMPAGES] : &m->rss_stat[MM_FILEPAGES];
+  struct percpu_counter* counter = dc_rss_counter(mm, pass->slot);
   pass->mm = mm;
   pass->parts = (__u64)BPF_CORE_READ(counter, counters);
   pass->cpu = bpf_get_smp_processor_id();
@@ -200,8 +206,7 @@ DC_GLOBAL int dc_fault_rss_begin(__u64 mm)
 /* This CPU's part of counter `slot` of `mm`; 0 when it cannot be read. */
 static __always_inline int dc_rss_own_part(__u64 mm, __u32 slot, __s32* part)
 {
-  struct mm_struct* m = bpf_rdonly_cast((void*)mm, bpf_core_type_id_kernel(struct mm_struct));
-  struct percpu_counter* counter = slot ? &m->rss_stat[MM_SHMEMPAGES] : &m->rss_stat[MM_FILEPAGES];
+  struct percpu_counter* counter = dc_rss_counter(mm, slot);
   return dc_counter_part((__u64)BPF_CORE_READ(counter, counters), bpf_get_smp_processor_id(), part);
 }
 

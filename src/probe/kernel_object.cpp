@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "datacrumbs.skel.h"
@@ -132,14 +133,20 @@ void create_slow_maps(datacrumbs_bpf* skel)
   bpf_object__for_each_map(map, skel->obj) if (slow_to_create(map) && bpf_map__autocreate(map))
       maps.push_back(map);
   std::vector<int> fds(maps.size(), -1);
+  auto make = [&](size_t i) {
+    const bpf_map* m = maps[i];
+    LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(m));
+    fds[i] = bpf_map_create(bpf_map__type(m), bpf_map__name(m), bpf_map__key_size(m), bpf_map__value_size(m),
+                            bpf_map__max_entries(m), &opts);
+  };
   std::vector<std::thread> makers;
-  for (size_t i = 0; i < maps.size(); ++i)
-    makers.emplace_back([&, i] {
-      const bpf_map* m = maps[i];
-      LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(m));
-      fds[i] = bpf_map_create(bpf_map__type(m), bpf_map__name(m), bpf_map__key_size(m),
-                              bpf_map__value_size(m), bpf_map__max_entries(m), &opts);
-    });
+  for (size_t i = 0; i < maps.size(); ++i) {
+    try {
+      makers.emplace_back(make, i);
+    } catch (const std::system_error&) {
+      make(i);  // no thread to be had (a thread limit): made here, one after another
+    }
+  }
   for (auto& t : makers) t.join();
   for (size_t i = 0; i < maps.size(); ++i)
     if (fds[i] >= 0) {
