@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "datacrumbs.skel.h"
+#include "core/huge_heap.h"
 
 namespace dc {
 
@@ -185,7 +186,11 @@ result<loaded_object> load_object(const object_settings& settings,
       g_capturing = true;
       g_warnings.clear();
     }
-    int err = datacrumbs_bpf__load(skel);
+    int err = 0;
+    {
+      huge_heap heap;
+      err = datacrumbs_bpf__load(skel);
+    }
     std::string warnings;
     {
       std::lock_guard lock(g_log_mutex);
