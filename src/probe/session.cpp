@@ -11,6 +11,8 @@
 #include <chrono>
 #include <iterator>
 #include <cstring>
+#include <future>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <string>
@@ -30,6 +32,19 @@ namespace {
 
 constexpr uint32_t profile_map_entries = 1u << 18;
 
+// plan_uprobes(config, notes) on a thread of its own, or here when no thread can be had.
+std::future<std::vector<uprobe_target>> plan_beside(const probe_config& config,
+                                                    std::vector<std::string>& notes)
+{
+  try {
+    return std::async(std::launch::async, [&config, &notes] { return plan_uprobes(config, notes); });
+  } catch (const std::system_error&) {
+    std::promise<std::vector<uprobe_target>> done;
+    done.set_value(plan_uprobes(config, notes));
+    return done.get_future();
+  }
+}
+
 }  // namespace
 
 result<std::unique_ptr<session>> session::open(const session_options& options)
@@ -44,13 +59,20 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     s->notes_.push_back(*tracefs);
 
   std::vector<uprobe_entry> entries;
+  std::vector<std::string> plan_notes;  // before `planned`, whose end waits for the plan
+  std::future<std::vector<uprobe_target>> planned;
   if (options.uprobes) {
     s->uprobe_targets_ = *options.uprobes;
     if (options.uprobe_entries)
       entries = *options.uprobe_entries;
   } else if (options.config && options.layers.empty()) {
-    s->uprobe_targets_ = plan_uprobes(*options.config, s->notes_);
     entries = uprobe_entries_of(*options.config);
+    // Reading the named libraries' symbols (~50 ms for the default config's MPI and HDF5) goes
+    // on beside the object's load when the layer is there whatever it finds (it has entries).
+    if (entries.empty())
+      s->uprobe_targets_ = plan_uprobes(*options.config, s->notes_);
+    else
+      planned = plan_beside(*options.config, plan_notes);
   }
   s->uprobe_entries_ = entries;
   std::vector<std::string> wanted = options.layers;
@@ -74,6 +96,12 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
   });
   if (auto loaded = s->load(options, layers); !loaded)
     return std::unexpected(loaded.error());
+  if (planned.valid()) {
+    s->uprobe_targets_ = planned.get();
+    std::ranges::move(plan_notes, std::back_inserter(s->notes_));
+    if (s->user_probes_)
+      s->user_probes_->take_planned(s->uprobe_targets_);
+  }
   for (auto& l : layers) {
     auto refused = std::ranges::find(s->reports_, l->name(), &layer_report::name);
     if (refused == s->reports_.end()) {

@@ -36,8 +36,20 @@ namespace {
 class uprobe_layer final : public user_probes {
  public:
   uprobe_layer(std::vector<uprobe_target> targets, std::vector<uprobe_entry> entries)
-      : targets_(std::move(targets)), scanner_(std::move(entries))
+      : scanner_(std::move(entries))
   {
+    take_planned(std::move(targets));
+  }
+  ~uprobe_layer() override { detach(); }
+
+  // Before the object is loaded (its specs are written then), with no process attached yet.
+  void take_planned(std::vector<uprobe_target> targets) override
+  {
+    std::lock_guard lock(mutex_);
+    targets_ = std::move(targets);
+    index_.clear();
+    planned_.clear();
+    library_placements_.clear();
     std::map<std::pair<std::string, std::string>, size_t> in_library;  // (category, binary) -> functions
     for (size_t i = 0; i < targets_.size(); ++i) {
       const uprobe_target& t = targets_[i];
@@ -56,7 +68,6 @@ class uprobe_layer final : public user_probes {
     suspects_ = std::move(plan.suspects);
     usdt_ = std::move(plan.usdt);
   }
-  ~uprobe_layer() override { detach(); }
   std::string_view name() const override { return "uprobe"; }
   std::string_view category() const override { return category::user; }
 
