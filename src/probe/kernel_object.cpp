@@ -110,8 +110,9 @@ result<> choose_programs(datacrumbs_bpf* skel, const std::vector<std::unique_ptr
 
 // Whether creating `map` is slow: the kernel makes every element of a hash map without
 // BPF_F_NO_PREALLOC, and of an LRU hash (which cannot go without), when it creates it (10-20 ms
-// for 65,536), and allocates a ring buffer's pages (8 ms for 64 MiB). Those were most of the
-// object's load time.
+// for 65,536), and allocates a ring buffer's pages (8 ms for 64 MiB); even without elements, a
+// hash of 16,384 or more has a bucket array to allocate and clear (~2.7 ms for 65,536). Those
+// were most of the object's load time.
 bool slow_to_create(const bpf_map* map)
 {
   switch (bpf_map__type(map)) {
@@ -119,7 +120,8 @@ bool slow_to_create(const bpf_map* map)
     case BPF_MAP_TYPE_LRU_PERCPU_HASH:
     case BPF_MAP_TYPE_RINGBUF: return true;
     case BPF_MAP_TYPE_HASH:
-    case BPF_MAP_TYPE_PERCPU_HASH: return !(bpf_map__map_flags(map) & BPF_F_NO_PREALLOC);
+    case BPF_MAP_TYPE_PERCPU_HASH:
+      return !(bpf_map__map_flags(map) & BPF_F_NO_PREALLOC) || bpf_map__max_entries(map) >= 16384;
     default: return false;
   }
 }
