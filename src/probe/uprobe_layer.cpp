@@ -42,7 +42,7 @@ class uprobe_layer final : public user_probes {
   }
   ~uprobe_layer() override { detach(); }
 
-  // Before the object is loaded (its specs are written then), with no process attached yet.
+  // After the load and before loaded() writes the specs, with no process attached yet.
   void take_planned(std::vector<uprobe_target> targets) override
   {
     std::lock_guard lock(mutex_);

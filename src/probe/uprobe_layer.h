@@ -35,8 +35,8 @@ struct uprobe_placement {
 // hold (fork, exec) the objects the process maps are searched for the entries' functions too.
 class user_probes : public layer {
  public:
-  // The functions planned for it (plan_uprobes), when they were planned while the object was
-  // being opened: before the object is loaded, and before any process is attached.
+  // The functions planned for it (plan_uprobes) when they were planned while the object loaded:
+  // given before loaded() (which writes their specs), and before any process is attached.
   virtual void take_planned(std::vector<uprobe_target> targets) = 0;
   // Attaches every function for process tgid (callable from any thread).
   virtual result<> attach_process(uint32_t tgid) = 0;
