@@ -29,11 +29,13 @@ struct {
   __type(value, __u32);
 } dc_dirtied_by SEC(".maps");
 
-/* The file a thread is doing direct I/O on (its pages are user memory, not the file's). */
+/* The file a thread is doing direct I/O on (its pages are user memory, not the file's). Task
+ * storage: it goes with the thread, and costs nothing to create (an LRU map made every element
+ * at start-up). */
 struct {
-  __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, 16384);
-  __type(key, __u32); /* tid */
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
   __type(value, struct dc_file_ref);
 } dc_direct_io_file SEC(".maps");
 
@@ -70,13 +72,12 @@ int BPF_PROG(dc_block_dirty, struct folio* folio, struct address_space* mapping)
 SEC("tp_btf/iomap_dio_rw_begin")
 int BPF_PROG(dc_block_dio_begin, struct kiocb* iocb)
 {
-  __u64 pid_tgid = bpf_get_current_pid_tgid();
-  if (!dc_is_traced(pid_tgid >> 32))
+  if (!dc_is_traced(bpf_get_current_pid_tgid() >> 32))
     return 0;
-  __u32 tid = (__u32)pid_tgid;
-  struct dc_file_ref f;
-  dc_inode_ref(dc_plain(iocb)->ki_filp->f_inode, &f);
-  bpf_map_update_elem(&dc_direct_io_file, &tid, &f, BPF_ANY);
+  struct dc_file_ref* f =
+      bpf_task_storage_get(&dc_direct_io_file, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (f)
+    dc_inode_ref(dc_plain(iocb)->ki_filp->f_inode, f);
   return 0;
 }
 
@@ -120,7 +121,7 @@ static __always_inline int dc_block_owner_of(struct request* trusted_rq, struct 
     o->cause = DC_BLOCK_SUBMITTED;
     dc_nest_under_syscall(bpf_get_current_task_btf(), &o->nest);
     if (!o->file.mode) {
-      struct dc_file_ref* dio = bpf_map_lookup_elem(&dc_direct_io_file, &o->tid);
+      struct dc_file_ref* dio = bpf_task_storage_get(&dc_direct_io_file, bpf_get_current_task_btf(), 0, 0);
       if (dio)
         o->file = *dio;
     }
