@@ -10,7 +10,8 @@ namespace dc {
 // blocks up to 32 MiB itself (not by mmap), and the part it grows by now is advised
 // MADV_HUGEPAGE; at its end the heap is trimmed and glibc's thresholds are left where its dynamic
 // adjustment would have put them after the load (huge_heap.cpp).
-// Allocations of other threads come from arenas of their own and are not affected.
+// The settings are the process's: other threads' large blocks meanwhile come from their own arenas,
+// not mmap, too; only the main heap is grown and advised.
 class huge_heap {
  public:
   explicit huge_heap(unsigned pad_mib = 64);
