@@ -12,10 +12,13 @@ struct dc_sock_owner {
   __u32 tid;
 };
 
+/* The socket's traced owner, stored with the socket: it goes when the socket does (an LRU keyed
+ * by the socket's address made all its elements at start-up, ~17 ms, and could evict an owner
+ * in use or hand one to a later socket at the same address). */
 struct {
-  __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, 65536);
-  __type(key, __u64); /* struct sock * */
+  __uint(type, BPF_MAP_TYPE_SK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
   __type(value, struct dc_sock_owner);
 } dc_sock_owners SEC(".maps");
 
@@ -38,21 +41,31 @@ struct {
  * the listener on its local port. */
 static __always_inline int dc_owner_of(const struct sock* sk, int current_owns, struct dc_sock_owner* o)
 {
-  __u64 key = (__u64)sk;
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   if (current_owns && dc_is_traced(pid_tgid >> 32)) {
     o->tgid = pid_tgid >> 32;
     o->tid = (__u32)pid_tgid;
-    bpf_map_update_elem(&dc_sock_owners, &key, o, BPF_ANY);
+    struct dc_sock_owner* kept =
+        bpf_sk_storage_get(&dc_sock_owners, (struct sock*)sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+    if (kept)
+      *kept = *o;
+    else
+      dc_count_loss(DC_LOSS_NO_STATE);
     return 1;
   }
-  struct dc_sock_owner* known = bpf_map_lookup_elem(&dc_sock_owners, &key);
+  struct dc_sock_owner* known = bpf_sk_storage_get(&dc_sock_owners, (struct sock*)sk, 0, 0);
   if (!known) {
     __u16 lport = BPF_CORE_READ(sk, __sk_common.skc_num);
-    known = bpf_map_lookup_elem(&dc_listeners, &lport);
-    if (!known)
+    struct dc_sock_owner* listener = bpf_map_lookup_elem(&dc_listeners, &lport);
+    if (!listener)
       return 0;
-    bpf_map_update_elem(&dc_sock_owners, &key, known, BPF_ANY);
+    *o = *listener;
+    known = bpf_sk_storage_get(&dc_sock_owners, (struct sock*)sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+    if (known)
+      *known = *o;
+    else
+      dc_count_loss(DC_LOSS_NO_STATE);
+    return 1;
   }
   *o = *known;
   return 1;
@@ -157,7 +170,7 @@ int BPF_PROG(dc_net_drop, struct sk_buff* skb, void* location, enum skb_drop_rea
   /* Freeing a consumed packet is not a drop. */
   if (reason == SKB_CONSUMED || reason == SKB_NOT_DROPPED_YET)
     return 0;
-  struct sock* sk = rx_sk ? rx_sk : dc_plain(skb)->sk;
+  struct sock* sk = rx_sk ? rx_sk : skb->sk;
   dc_net_emit(sk, 0, DC_NET_DROP, 0, 0, 0, reason);
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "core/link_closer.h"
 #include "probe/uprobe_links.h"
 #include "probe/uprobe_objects.h"
 

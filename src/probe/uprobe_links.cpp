@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 namespace dc {
 
@@ -152,58 +153,6 @@ probe_set without(const probe_set& set, const std::vector<uint64_t>& refused)
     kept.cookies.push_back(set.cookies[i]);
   }
   return kept;
-}
-
-link_closer::link_closer()
-{
-  for (auto& t : threads_) t = std::thread([this] { work(); });
-}
-
-link_closer::~link_closer()
-{
-  {
-    std::lock_guard lock(mutex_);
-    done_ = true;
-  }
-  ready_.notify_all();
-  for (auto& t : threads_) t.join();
-}
-
-void link_closer::close_later(std::vector<int> fds)
-{
-  {
-    std::lock_guard lock(mutex_);
-    fds_.insert(fds_.end(), fds.begin(), fds.end());
-    closing_ += fds.size();
-  }
-  ready_.notify_all();
-}
-
-void link_closer::wait_below(size_t n, std::chrono::milliseconds longest)
-{
-  std::unique_lock lock(mutex_);
-  closed_.wait_for(lock, longest, [&] { return closing_ < n; });
-}
-
-void link_closer::work()
-{
-  for (;;) {
-    int fd;
-    {
-      std::unique_lock lock(mutex_);
-      ready_.wait(lock, [this] { return done_ || !fds_.empty(); });
-      if (fds_.empty())
-        return;
-      fd = fds_.back();
-      fds_.pop_back();
-    }
-    close(fd);
-    {
-      std::lock_guard lock(mutex_);
-      --closing_;
-    }
-    closed_.notify_all();
-  }
 }
 
 }  // namespace dc

@@ -2,15 +2,10 @@
 // finding the functions the kernel refuses to probe, and closing them off the critical path.
 #pragma once
 
-#include <array>
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/uprobe_target.h"
@@ -67,32 +62,5 @@ probe_set without(const probe_set& set, const std::vector<uint64_t>& refused);
 // these are tried one by one instead, once.
 bool has_lock_prefix(std::ifstream& file, uint64_t offset);
 
-// Closes links in the background: releasing a uprobe link waits for RCU grace periods (~20-50
-// ms on a quiet machine, over a second under a load of 50 on 2 CPUs), which must not delay the
-// next process waiting to be continued. Concurrent releases share grace periods, so the threads
-// set how many links close per second; that must keep up with a workload that forks all the
-// time (two links per child for libc alone), or the links of exited processes pile up: with 8
-// threads, bench/soak.sh's 28 forks/s left 3,000 open at 30 s, and every one of them still
-// hooks libc's probed functions (checked on every fork and exec of any process). 32 threads
-// closed 1.7x as many per second as 8 (200 links, a load of 50). Joined (every link closed) when
-// destroyed.
-class link_closer {
- public:
-  link_closer();
-  ~link_closer();
-  void close_later(std::vector<int> fds);
-  // Waits (at most `longest`) until fewer than `n` links are still to close.
-  void wait_below(size_t n, std::chrono::milliseconds longest);
-
- private:
-  void work();
-
-  std::mutex mutex_;
-  std::condition_variable ready_, closed_;
-  std::vector<int> fds_;
-  size_t closing_ = 0;  // queued or being closed
-  bool done_ = false;
-  std::array<std::thread, 32> threads_;
-};
 
 }  // namespace dc

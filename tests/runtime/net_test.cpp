@@ -1,6 +1,8 @@
 // The network layer against a loopback exchange of known size: bytes each way per process,
 // exactly, and the connection's lifecycle.
 #include <fstream>
+#include <set>
+#include <sstream>
 
 #include "runtime/runtime_helpers.h"
 
@@ -50,6 +52,59 @@ TEST_F(runtime_test, LoopbackTcpBytesArePerProcessExact)
                     .get<int>(),
             1);
   EXPECT_EQ(procs[std::to_string(server)]["parent"], client);
+}
+
+// A socket's owner goes with the socket. Untraced processes open and close loopback connections
+// while and after traced ones did: the kernel hands the traced sockets' freed memory to the
+// untraced sockets, and none of their bytes or state changes may be charged to a traced process
+// (an owner kept by the socket's address was).
+TEST_F(runtime_test, AnUntracedSocketAtAFreedTracedSocketsAddressIsNotCharged)
+{
+  std::string pair = TCP_PAIR_BIN;
+  std::string untraced_done = dir / "untraced.done";
+  std::string untraced = "(for i in $(seq 300); do " + pair + " 4096 > /dev/null || exit 1; done; touch " +
+                         shell_quote(untraced_done) + ") &";
+  ASSERT_EQ(run_shell(untraced), 0);
+  std::string out = dir / "pids.txt";
+  std::string traced_script = "for i in $(seq 30); do " + pair + " 4096 >> " + shell_quote(out) +
+                              " || exit 1; done; while [ ! -e " + shell_quote(untraced_done) +
+                              " ]; do sleep 0.05; done";
+  auto run = trace_command(dir, "sh -c " + shell_quote(traced_script));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+
+  std::set<uint32_t> traced;
+  std::istringstream lines(read_file(out));
+  for (std::string line; std::getline(lines, line);) {
+    uint32_t client = 0, server = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "client=%u server=%u", &client, &server), 2) << line;
+    traced.insert({client, server});
+  }
+  ASSERT_EQ(traced.size(), 60u);
+  // The traced connections, as (local port, remote port) from both ends' sends, which only a
+  // traced caller's own call records.
+  auto net = complete_events(run.trace);
+  std::erase_if(net, [](const nlohmann::json& e) { return e["cat"] != "NET"; });
+  std::set<std::pair<int, int>> connections;
+  std::set<int> ports;
+  std::map<uint32_t, uint64_t> sent;
+  for (const auto& e : net) {
+    int lport = e["args"]["lport"], rport = e["args"]["rport"];
+    if (e["name"] != "send" || !traced.contains(e["pid"].get<uint32_t>()))
+      continue;
+    sent[e["pid"]] += e["args"]["ret"].get<int64_t>();
+    connections.insert({lport, rport});
+    ports.insert({lport, rport});
+  }
+  // Every event charged to a traced process is on one of those sockets (or its listener). A port
+  // is 0 before a connect binds it and after a close unbinds it: then the other port decides.
+  for (const auto& e : net) {
+    uint32_t pid = e["pid"];
+    int lport = e["args"]["lport"], rport = e["args"]["rport"];
+    bool ours = connections.contains({lport, rport}) || (lport == 0 && (rport == 0 || ports.contains(rport))) ||
+                (rport == 0 && ports.contains(lport));
+    EXPECT_TRUE(traced.contains(pid) && ours) << e;
+  }
+  for (uint32_t pid : traced) EXPECT_EQ(sent[pid], 4096u) << pid;
 }
 
 }  // namespace
