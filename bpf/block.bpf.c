@@ -51,6 +51,19 @@ struct {
   __type(value, struct dc_block_request);
 } dc_requests SEC(".maps");
 
+/* The traced request at `rq`, if it is one. */
+static __always_inline struct dc_block_request* dc_request_at(const struct request* rq)
+{
+  __u64 key = (__u64)rq;
+  return bpf_map_lookup_elem(&dc_requests, &key);
+}
+
+static __always_inline void dc_forget_request(const struct request* rq)
+{
+  __u64 key = (__u64)rq;
+  bpf_map_delete_elem(&dc_requests, &key);
+}
+
 static __always_inline __u64 dc_file_key(const struct dc_file_ref* f)
 {
   return ((__u64)f->dev << 32) ^ f->ino;
@@ -153,7 +166,7 @@ int BPF_PROG(dc_block_io_start, struct request* rq)
     if (bpf_map_update_elem(&dc_requests, &key, &fresh, BPF_ANY))
       dc_count_loss(DC_LOSS_NO_STATE);
   } else
-    bpf_map_delete_elem(&dc_requests, &key);
+    dc_forget_request(rq);
   return 0;
 }
 
@@ -162,16 +175,14 @@ int BPF_PROG(dc_block_io_start, struct request* rq)
 SEC("tp_btf/block_rq_merge")
 int BPF_PROG(dc_block_rq_merge, struct request* next)
 {
-  __u64 key = (__u64)next;
-  bpf_map_delete_elem(&dc_requests, &key);
+  dc_forget_request(next);
   return 0;
 }
 
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(dc_block_rq_insert, struct request* rq)
 {
-  __u64 key = (__u64)rq;
-  struct dc_block_request* r = bpf_map_lookup_elem(&dc_requests, &key);
+  struct dc_block_request* r = dc_request_at(rq);
   if (r)
     r->insert_ns = bpf_ktime_get_ns();
   return 0;
@@ -180,8 +191,7 @@ int BPF_PROG(dc_block_rq_insert, struct request* rq)
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(dc_block_rq_issue, struct request* rq)
 {
-  __u64 key = (__u64)rq;
-  struct dc_block_request* r = bpf_map_lookup_elem(&dc_requests, &key);
+  struct dc_block_request* r = dc_request_at(rq);
   if (r)
     r->issue_ns = bpf_ktime_get_ns();
   return 0;
@@ -226,14 +236,13 @@ static __always_inline void dc_block_report(struct request* rq, const struct dc_
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(dc_block_rq_complete, struct request* rq, blk_status_t error, unsigned int nr_bytes)
 {
-  __u64 key = (__u64)rq;
-  struct dc_block_request* r = bpf_map_lookup_elem(&dc_requests, &key);
+  struct dc_block_request* r = dc_request_at(rq);
   if (!r)
     return 0;
   dc_block_report(rq, r, error, nr_bytes);
   /* Fired before the bytes are taken off the request: a driver that ends part of a request
    * (nr_bytes below what is left) completes the rest later, with the same owner. */
   if (nr_bytes >= rq->__data_len)
-    bpf_map_delete_elem(&dc_requests, &key);
+    dc_forget_request(rq);
   return 0;
 }

@@ -13,7 +13,6 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <set>
 
 #include "core/category.h"
@@ -319,33 +318,14 @@ class uprobe_layer final : public user_probes {
     return {};
   }
 
-  // Tries each suspect function alone for tgid, several at once (a refusal costs a grace
-  // period, and those overlap): a refused one is reported and skipped, an accepted one keeps
-  // its links and joins its binary's set for every later process.
+  // Tries each suspect function alone for tgid (link_each_alone): a refused one is reported and
+  // skipped, an accepted one keeps its links and joins its binary's set for every later process.
   result<> settle_suspects(const std::map<std::string, probe_set>& suspects, uint32_t tgid,
                            std::vector<int>& fds)
   {
-    struct trial {
-      std::string binary;
-      probe_set one;
-      std::vector<int> fds;
-      std::vector<uint64_t> refused;
-      int err = 0;
-    };
-    std::vector<trial> trials;
-    for (const auto& [binary, set] : suspects)
-      for (size_t i = 0; i < set.offsets.size(); ++i)
-        trials.push_back({binary, {{set.offsets[i]}, {set.cookies[i]}, {}}, {}, {}, 0});
-    auto run = [&](trial& t) { t.err = link_calls(calls(), t.binary, t.one, tgid, t.fds, t.refused); };
-    constexpr size_t at_once = 16;
-    for (size_t first = 0; first < trials.size(); first += at_once) {
-      std::vector<std::thread> workers;
-      for (size_t k = first; k < std::min(trials.size(), first + at_once); ++k)
-        workers.emplace_back(run, std::ref(trials[k]));
-      for (auto& w : workers) w.join();
-    }
+    std::vector<lone_link> trials = link_each_alone(calls(), suspects, tgid);
     std::lock_guard lock(mutex_);
-    for (trial& t : trials) {
+    for (lone_link& t : trials) {
       fds.insert(fds.end(), t.fds.begin(), t.fds.end());
       const std::string& function = targets_[t.one.cookies[0]].function;
       if (t.err)

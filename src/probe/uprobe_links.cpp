@@ -8,7 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <system_error>
+#include <functional>
+#include <thread>
 
 namespace dc {
 
@@ -141,6 +142,24 @@ probe_plan plan_probe_sets(const std::vector<uprobe_target>& targets)
     into.cookies.push_back(i);
   }
   return plan;
+}
+
+std::vector<lone_link> link_each_alone(const call_programs& progs,
+                                       const std::map<std::string, probe_set>& sets, uint32_t tgid)
+{
+  std::vector<lone_link> links;
+  for (const auto& [binary, set] : sets)
+    for (size_t i = 0; i < set.offsets.size(); ++i)
+      links.push_back({binary, {{set.offsets[i]}, {set.cookies[i]}, {}}, {}, {}, 0});
+  auto run = [&](lone_link& l) { l.err = link_calls(progs, l.binary, l.one, tgid, l.fds, l.refused); };
+  constexpr size_t at_once = 16;
+  for (size_t first = 0; first < links.size(); first += at_once) {
+    std::vector<std::thread> workers;
+    for (size_t k = first; k < std::min(links.size(), first + at_once); ++k)
+      workers.emplace_back(run, std::ref(links[k]));
+    for (auto& w : workers) w.join();
+  }
+  return links;
 }
 
 probe_set without(const probe_set& set, const std::vector<uint64_t>& refused)

@@ -44,6 +44,21 @@ struct call_programs {
 int link_calls(const call_programs& progs, const std::string& binary, const probe_set& set, uint32_t tgid,
                std::vector<int>& fds, std::vector<uint64_t>& refused);
 
+// One function linked alone for a process: its links, the cookie if the kernel refused it, or
+// the errno of another failure.
+struct lone_link {
+  std::string binary;
+  probe_set one;
+  std::vector<int> fds;
+  std::vector<uint64_t> refused;
+  int err = 0;
+};
+
+// Links each function of `sets` alone for tgid, 16 at once: a refusal costs a grace period,
+// and those overlap.
+std::vector<lone_link> link_each_alone(const call_programs& progs,
+                                       const std::map<std::string, probe_set>& sets, uint32_t tgid);
+
 // The planned targets sorted into link sets per binary, each function's cookie its index in
 // `targets`: the functions (those whose first instruction has a LOCK prefix apart, see
 // has_lock_prefix), and the USDT sites (entry only, with their semaphores).
@@ -61,6 +76,5 @@ probe_set without(const probe_set& set, const std::vector<uint64_t>& refused);
 // whole set, and finding it by halving the set costs seconds for thousands of functions, so
 // these are tried one by one instead, once.
 bool has_lock_prefix(std::ifstream& file, uint64_t offset);
-
 
 }  // namespace dc

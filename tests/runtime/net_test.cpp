@@ -100,7 +100,8 @@ TEST_F(runtime_test, AnUntracedSocketAtAFreedTracedSocketsAddressIsNotCharged)
   for (const auto& e : net) {
     uint32_t pid = e["pid"];
     int lport = e["args"]["lport"], rport = e["args"]["rport"];
-    bool ours = connections.contains({lport, rport}) || (lport == 0 && (rport == 0 || ports.contains(rport))) ||
+    bool ours = connections.contains({lport, rport}) ||
+                (lport == 0 && (rport == 0 || ports.contains(rport))) ||
                 (rport == 0 && ports.contains(lport));
     EXPECT_TRUE(traced.contains(pid) && ours) << e;
   }
