@@ -4,8 +4,8 @@
 
 #include <chrono>
 
-#include "core/clock.h"
 #include "cli/uprobe_report.h"
+#include "core/clock.h"
 
 namespace dc {
 
@@ -40,13 +40,6 @@ nlohmann::json uprobes_json(const session& probes, const summary_builder& summar
     if (r.name == "uprobe")
       j["attach_ms"] = static_cast<double>(r.attach_us) / 1000.0;
   return j;
-}
-
-uint64_t now_epoch_us()
-{
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
 }
 
 }  // namespace
@@ -136,7 +129,7 @@ result<> trace_pipeline::finish()
   ended_ = std::chrono::steady_clock::now();
   dec_.finish_trace();
   for (const auto& [key, counts] : probes_.page_cache_counts()) dec_.decode_page_cache(key, counts);
-  dec_.write_page_cache_counters(now_epoch_us());
+  dec_.write_page_cache_counters(epoch_now_us());
   write_end_snapshots(writer_, snapshots_, root_pid_);
   auto finished = writer_.finish(lost_);
   // The line index beside the trace (built while it was written, when asked for): without it

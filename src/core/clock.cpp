@@ -19,6 +19,11 @@ uint64_t monotonic_now_ns()
   return static_cast<uint64_t>(ns_of(CLOCK_MONOTONIC));
 }
 
+uint64_t epoch_now_us()
+{
+  return static_cast<uint64_t>(ns_of(CLOCK_REALTIME)) / 1000;
+}
+
 clock_offset measure_clock_offset()
 {
   int64_t best_gap = std::numeric_limits<int64_t>::max();

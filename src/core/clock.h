@@ -13,6 +13,9 @@ struct clock_offset {
 // CLOCK_MONOTONIC now, the kernel timestamps' clock.
 uint64_t monotonic_now_ns();
 
+// Epoch microseconds now (CLOCK_REALTIME): the `ts` of lines no kernel event dates.
+uint64_t epoch_now_us();
+
 // Takes the tightest of several REALTIME/MONOTONIC/REALTIME bracketings.
 clock_offset measure_clock_offset();
 

@@ -3,19 +3,13 @@
 #include <algorithm>
 
 #include "core/category.h"
+#include "core/clock.h"
 #include "core/map_entry.h"
 #include "sink/page_cache_summary.h"
 
 namespace dc {
 
 namespace {
-
-uint64_t now_epoch_us()
-{
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
 
 // The `top_rows` rows with the most bytes (then operations), named by `name`.
 template <class Map, class Name>
@@ -97,7 +91,7 @@ void live_view::show(std::chrono::steady_clock::time_point now, const trace_name
 {
   live_frame f;
   f.seq = ++seq_;
-  f.time_us = now_epoch_us();
+  f.time_us = epoch_now_us();
   f.elapsed_s = std::chrono::duration<double>(now - started_).count();
   f.interval_s = std::chrono::duration<double>(now - last_).count();
   f.events = events_;

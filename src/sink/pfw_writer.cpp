@@ -1,22 +1,12 @@
 #include "sink/pfw_writer.h"
 
+#include "core/clock.h"
 #include "core/hash.h"
 #include "core/json.h"
 
 #include <utility>
 
 namespace dc {
-
-namespace {
-
-uint64_t now_epoch_us()
-{
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
-
-}  // namespace
 
 pfw_writer::pfw_writer(gzip_member_writer out, std::string host, uint32_t root_pid)
     : out_(std::move(out)),
@@ -28,7 +18,7 @@ pfw_writer::pfw_writer(gzip_member_writer out, std::string host, uint32_t root_p
   span_args_ = ",\"ph\":\"X\",\"args\":{\"hhash\":" + std::to_string(hhash_);
   std::string& b = out_.buffer();
   b.append("[\n");
-  begin_metadata("HH", root_pid_, root_pid_, now_epoch_us());
+  begin_metadata("HH", root_pid_, root_pid_, epoch_now_us());
   append_string_field(b, "name", host_);
   append_field(b, "value", hhash_);
   b.append("}}\n");
@@ -53,7 +43,7 @@ void pfw_writer::begin_metadata(std::string_view name, uint32_t pid, uint32_t ti
 
 void pfw_writer::write_clock(const host_clock& clock)
 {
-  begin_metadata("clock", root_pid_, root_pid_, now_epoch_us());
+  begin_metadata("clock", root_pid_, root_pid_, epoch_now_us());
   std::string& b = out_.buffer();
   append_string_field(b, "host", host_);
   append_field(b, "realtime_minus_monotonic_ns", clock.realtime_minus_monotonic_ns);
@@ -383,7 +373,7 @@ result<> pfw_writer::finish(const loss_counts& lost)
     (void)out_.close();
     return status_;
   }
-  begin_metadata("end", root_pid_, root_pid_, now_epoch_us());
+  begin_metadata("end", root_pid_, root_pid_, epoch_now_us());
   std::string& b = out_.buffer();
   append_field(b, "events_written", events_);
   append_field(b, "counters_written", counters_);

@@ -7,13 +7,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <system_error>
 
+#include "core/clock.h"
 #include "core/file_text.h"
 #include "sink/snapshot_parse.h"
 
@@ -92,13 +92,6 @@ int64_t epoch_us(const struct timespec& t)
 
 }  // namespace
 
-uint64_t snapshot_now_us()
-{
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
-
 nlohmann::json system_spec()
 {
   cpu_info cpu = parse_cpuinfo(read_file_text("/proc/cpuinfo").value_or(""));
@@ -158,7 +151,7 @@ std::vector<snapshot_line> directory_snapshot(const std::string& given, std::str
   std::error_code abs_ec;
   std::string dir = fs::absolute(given, abs_ec).lexically_normal().string();
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  uint64_t ts = snapshot_now_us();
+  uint64_t ts = epoch_now_us();
   nlohmann::json entries = nlohmann::json::array();
   std::string problem;
   bool truncated = false;
@@ -241,7 +234,7 @@ void write_start_snapshots(pfw_writer& writer, const snapshot_plan& plan, proces
   if (plan.system) {
     nlohmann::json spec = system_spec();
     std::string host = spec["hostname"];
-    write_snapshot_line(writer, {snapshot_system_name, host, std::move(spec), host_pid, snapshot_now_us()});
+    write_snapshot_line(writer, {snapshot_system_name, host, std::move(spec), host_pid, epoch_now_us()});
   }
   if (plan.root_pid) {
     nlohmann::json p = process_snapshot(plan.root_pid, &plan.root_argv);
@@ -251,7 +244,7 @@ void write_start_snapshots(pfw_writer& writer, const snapshot_plan& plan, proces
     std::error_code ec;
     p["exe"] = fs::weakly_canonical(plan.root_executable, ec).string();
     write_snapshot_line(writer, {snapshot_process_name, std::to_string(plan.root_pid), std::move(p),
-                                 plan.root_pid, snapshot_now_us()});
+                                 plan.root_pid, epoch_now_us()});
     processes.taken_already(plan.root_pid);
   }
   for (const std::string& dir : plan.dirs)

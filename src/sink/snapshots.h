@@ -95,7 +95,4 @@ void write_start_snapshots(pfw_writer& writer, const snapshot_plan& plan, proces
 // At the end, after the collector stopped: the directories again.
 void write_end_snapshots(pfw_writer& writer, const snapshot_plan& plan, uint32_t host_pid);
 
-// Epoch microseconds now (the `ts` of a snapshot line).
-uint64_t snapshot_now_us();
-
 }  // namespace dc
