@@ -1,5 +1,6 @@
 // The network layer against a loopback exchange of known size: bytes each way per process,
 // exactly, and the connection's lifecycle.
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -61,16 +62,21 @@ TEST_F(runtime_test, LoopbackTcpBytesArePerProcessExact)
 TEST_F(runtime_test, AnUntracedSocketAtAFreedTracedSocketsAddressIsNotCharged)
 {
   std::string pair = TCP_PAIR_BIN;
-  std::string untraced_done = dir / "untraced.done";
-  std::string untraced = "(for i in $(seq 300); do " + pair + " 4096 > /dev/null || exit 1; done; touch " +
+  // The untraced loop marks its end however it ends; the traced command waits for it (at most
+  // two minutes), so both run at once and the traced sockets' memory is free for the others.
+  std::string untraced_done = dir / "untraced.done", untraced_failed = dir / "untraced.failed";
+  std::string untraced = "(for i in $(seq 300); do " + pair + " 4096 > /dev/null || { touch " +
+                         shell_quote(untraced_failed) + "; break; }; done; touch " +
                          shell_quote(untraced_done) + ") &";
   ASSERT_EQ(run_shell(untraced), 0);
   std::string out = dir / "pids.txt";
   std::string traced_script = "for i in $(seq 30); do " + pair + " 4096 >> " + shell_quote(out) +
-                              " || exit 1; done; while [ ! -e " + shell_quote(untraced_done) +
-                              " ]; do sleep 0.05; done";
+                              " || exit 1; done; n=0; while [ ! -e " + shell_quote(untraced_done) +
+                              " ] && [ $n -lt 2400 ]; do sleep 0.05; n=$((n + 1)); done";
   auto run = trace_command(dir, "sh -c " + shell_quote(traced_script));
   ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_TRUE(std::filesystem::exists(untraced_done)) << "the untraced connections did not end in time";
+  ASSERT_FALSE(std::filesystem::exists(untraced_failed)) << "an untraced connection failed";
 
   std::set<uint32_t> traced;
   std::istringstream lines(read_file(out));
