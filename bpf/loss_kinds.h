@@ -8,16 +8,16 @@
  * The third column says whether the kind is summed into "events lost" (not_held counts processes
  * whose first calls may have been missed: no exact number of events, but never none to report)
  * or counts records that are no event. */
-#define DC_LOSS_KIND_TABLE(X)                                                                            \
-  X(RING_FULL, ring_full, 1)       /* an event's record found the ring full */                           \
-  X(NO_STATE, no_state, 1)         /* a thread's entry state, or a block request's, could not be made */ \
-  X(TOO_DEEP, too_deep, 1)         /* a user-space call nested deeper than DC_NEST_MAX */                \
-  X(PROFILE_FULL, profile_full, 1) /* profile mode: no room for a new counter in the profile map */      \
-  X(NOT_HELD, not_held, 1)         /* a new process could not be held: its first uprobe calls missed */  \
-  X(RECORD_RING_FULL, record_ring_full, 0) /* a record that is no event (a process's start or exit,      \
-                                            * a file's or a call's path) found the ring full: no         \
-                                            * event is missing, a name or a process fact is */           \
-  X(GONE_UNSAID, gone_unsaid, 0) /* a process's end could not be told to the holder (its hold ring was   \
+#define DC_LOSS_KIND_TABLE(X)                                                                           \
+  X(RING_FULL, ring_full, 1)       /* an event's record found the ring full */                          \
+  X(NO_STATE, no_state, 1)         /* a thread's, a block request's or a socket's state not made */     \
+  X(TOO_DEEP, too_deep, 1)         /* a user-space call nested deeper than DC_NEST_MAX */               \
+  X(PROFILE_FULL, profile_full, 1) /* profile mode: no room for a new counter in the profile map */     \
+  X(NOT_HELD, not_held, 1)         /* a new process could not be held: its first uprobe calls missed */ \
+  X(RECORD_RING_FULL, record_ring_full, 0) /* a record that is no event (a process's start or exit,     \
+                                            * a file's or a call's path) found the ring full: no        \
+                                            * event is missing, a name or a process fact is */          \
+  X(GONE_UNSAID, gone_unsaid, 0) /* a process's end could not be told to the holder (its hold ring was  \
                                   * full): its user-space probe links wait for the holder's next sweep */
 
 enum dc_loss_kind {

@@ -50,7 +50,7 @@ static __always_inline int dc_owner_of(const struct sock* sk, int current_owns, 
     if (kept)
       *kept = *o;
     else
-      dc_count_loss(DC_LOSS_NO_STATE);
+      dc_count_loss(DC_LOSS_NO_STATE); /* no memory: its softirq work would go uncharged */
     return 1;
   }
   struct dc_sock_owner* known = bpf_sk_storage_get(&dc_sock_owners, (struct sock*)sk, 0, 0);
@@ -60,11 +60,11 @@ static __always_inline int dc_owner_of(const struct sock* sk, int current_owns, 
     if (!listener)
       return 0;
     *o = *listener;
+    /* Kept for the socket's later work; a time-wait socket has no storage (NULL), and its
+     * events keep finding the listener. */
     known = bpf_sk_storage_get(&dc_sock_owners, (struct sock*)sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
     if (known)
       *known = *o;
-    else
-      dc_count_loss(DC_LOSS_NO_STATE);
     return 1;
   }
   *o = *known;
