@@ -78,10 +78,11 @@ static __always_inline void dc_hold(struct task_struct* task, __u32 tgid)
     return;
   }
   bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
-  /* The holder may have died since the gate was read: its death closed the gate, then continued
-   * what dc_held held, perhaps before this entry was in it. Read the gate again once the entry
-   * is visible (a locked add is a full barrier on x86): open, the holder will continue this
-   * process; closed, nobody will, so it goes on now. */
+  /* The gate may have closed since it was read: the holder's death closed it, then continued
+   * what dc_held held, perhaps before this entry was in it; or user space closed it to stop
+   * holding, and its last read of the ring may come before this record. Read the gate again once
+   * the record and the entry are visible (a locked add is a full barrier on x86): open, the
+   * holder will continue this process; closed, nobody may, so it goes on now. */
   dc_full_barrier();
   if (*(volatile __u32*)gate == 0)
     dc_signal(task, DC_SIGCONT);

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <iterator>
@@ -252,6 +253,8 @@ result<> session::set_hold_gate(bool open)
   if (bpf_map_update_elem(maps_.hold_gate_fd, &zero, &value, BPF_ANY) != 0)
     return fail(std::string("cannot ") + (open ? "open" : "close") +
                 " the gate that holds new processes: " + std::strerror(errno));
+  // The gate's new value is visible before any read that follows (the hold ring's, at stop).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   return {};
 }
 
@@ -259,10 +262,12 @@ result<> session::release_holds()
 {
   if (!holder_ || std::exchange(holds_released_, true))
     return {};
-  // No new holds, then continue every process still held: a program that saw the gate open
-  // has submitted its record well within the pause (programs run for microseconds).
+  // No new holds, then continue every process still held. No pause is needed for a program
+  // that read the gate open just before: it reads the gate again once its record is in the ring
+  // (dc_hold, behind a full barrier), and the holder's last read of the ring comes after the
+  // gate is closed (the fence in set_hold_gate), so either that read finds the record or the
+  // program finds the gate closed and continues its process itself.
   auto closed = set_hold_gate(false);
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
   holder_->stop();
   return closed;
 }
