@@ -27,7 +27,7 @@ struct {
   __uint(max_entries, 65536);
   __type(key, __u64);
   __type(value, __u32);
-} dc_dirtied_by SEC(".maps");
+} dc_block_dirtied_by SEC(".maps");
 
 /* The file a thread is doing direct I/O on (its pages are user memory, not the file's). Task
  * storage: it goes with the thread, and costs nothing to create (an LRU map made every element
@@ -37,7 +37,7 @@ struct {
   __uint(map_flags, BPF_F_NO_PREALLOC);
   __type(key, int);
   __type(value, struct dc_file_ref);
-} dc_direct_io_file SEC(".maps");
+} dc_block_direct_io_file SEC(".maps");
 
 /* Requests in flight. Not an LRU: nothing is left in it for long (a request's entry goes at its
  * completion or merge, and is replaced when its preallocated address starts another request),
@@ -49,19 +49,19 @@ struct {
   __uint(max_entries, 65536);
   __type(key, __u64); /* struct request * */
   __type(value, struct dc_block_request);
-} dc_requests SEC(".maps");
+} dc_block_requests SEC(".maps");
 
 /* The traced request at `rq`, if it is one. */
 static __always_inline struct dc_block_request* dc_request_at(const struct request* rq)
 {
   __u64 key = (__u64)rq;
-  return bpf_map_lookup_elem(&dc_requests, &key);
+  return bpf_map_lookup_elem(&dc_block_requests, &key);
 }
 
 static __always_inline void dc_forget_request(const struct request* rq)
 {
   __u64 key = (__u64)rq;
-  bpf_map_delete_elem(&dc_requests, &key);
+  bpf_map_delete_elem(&dc_block_requests, &key);
 }
 
 static __always_inline __u64 dc_file_key(const struct dc_file_ref* f)
@@ -78,7 +78,7 @@ int BPF_PROG(dc_block_dirty, struct folio* folio, struct address_space* mapping)
   struct dc_file_ref f;
   dc_inode_ref(dc_plain(mapping)->host, &f);
   __u64 key = dc_file_key(&f);
-  bpf_map_update_elem(&dc_dirtied_by, &key, &tgid, BPF_ANY);
+  bpf_map_update_elem(&dc_block_dirtied_by, &key, &tgid, BPF_ANY);
   return 0;
 }
 
@@ -87,8 +87,8 @@ int BPF_PROG(dc_block_dio_begin, struct kiocb* iocb)
 {
   if (!dc_is_traced(bpf_get_current_pid_tgid() >> 32))
     return 0;
-  struct dc_file_ref* f =
-      bpf_task_storage_get(&dc_direct_io_file, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  struct dc_file_ref* f = bpf_task_storage_get(&dc_block_direct_io_file, bpf_get_current_task_btf(), 0,
+                                               BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (f)
     dc_inode_ref(dc_plain(iocb)->ki_filp->f_inode, f);
   return 0;
@@ -134,7 +134,8 @@ static __always_inline int dc_block_owner_of(struct request* trusted_rq, struct 
     o->cause = DC_BLOCK_SUBMITTED;
     dc_nest_under_syscall(bpf_get_current_task_btf(), &o->nest);
     if (!o->file.mode) {
-      struct dc_file_ref* dio = bpf_task_storage_get(&dc_direct_io_file, bpf_get_current_task_btf(), 0, 0);
+      struct dc_file_ref* dio =
+          bpf_task_storage_get(&dc_block_direct_io_file, bpf_get_current_task_btf(), 0, 0);
       if (dio)
         o->file = *dio;
     }
@@ -143,7 +144,7 @@ static __always_inline int dc_block_owner_of(struct request* trusted_rq, struct 
   if (!o->file.mode || dc_stacked(o, part))
     return 0;
   __u64 key = dc_file_key(&o->file);
-  __u32* dirtier = bpf_map_lookup_elem(&dc_dirtied_by, &key);
+  __u32* dirtier = bpf_map_lookup_elem(&dc_block_dirtied_by, &key);
   /* Only traced processes are recorded as dirtiers; the dirtier may have exited since. */
   if (!dirtier)
     return 0;
@@ -163,7 +164,7 @@ int BPF_PROG(dc_block_io_start, struct request* rq)
   __u64 key = (__u64)rq;
   struct dc_block_request fresh = {};
   if (dc_block_owner_of(rq, &fresh.owner)) {
-    if (bpf_map_update_elem(&dc_requests, &key, &fresh, BPF_ANY))
+    if (bpf_map_update_elem(&dc_block_requests, &key, &fresh, BPF_ANY))
       dc_count_loss(DC_LOSS_NO_STATE);
   } else
     dc_forget_request(rq);

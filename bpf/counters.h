@@ -43,7 +43,7 @@ struct dc_code_key {
   dc_u32 reserved;
 };
 
-/* The page-cache layer's counts, aggregated in the kernel (map dc_pagecache of
+/* The page-cache layer's counts, aggregated in the kernel (map dc_pagecache_files of
  * bpf/pagecache.bpf.c) and read once at the end of a run: per traced process and file. */
 struct dc_pagecache_key {
   dc_u32 tgid;

@@ -34,7 +34,7 @@ struct {
   __uint(map_flags, BPF_F_NO_PREALLOC);
   __type(key, int);
   __type(value, struct dc_fault_state);
-} dc_faults SEC(".maps");
+} dc_fault_states SEC(".maps");
 
 /* Whether the probed call `nest` sits under (its parent, at depth level - 1) is still open. */
 static __always_inline int dc_frame_open(struct task_struct* task, const struct dc_nesting* nest)
@@ -106,11 +106,11 @@ static __always_inline int dc_fault_begin(unsigned long address, struct pt_regs*
                                           unsigned long error_code, __u32 flags)
 {
   struct task_struct* task = bpf_get_current_task_btf();
-  struct dc_fault_state* st = bpf_task_storage_get(&dc_faults, task, 0, 0);
+  struct dc_fault_state* st = bpf_task_storage_get(&dc_fault_states, task, 0, 0);
   if (!st) {
     if (!dc_is_traced(task->tgid))
       return 0;
-    st = bpf_task_storage_get(&dc_faults, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    st = bpf_task_storage_get(&dc_fault_states, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!st) {
       dc_count_loss(DC_LOSS_NO_STATE);
       return 0;
@@ -149,7 +149,7 @@ int BPF_PROG(dc_fault_kernel, unsigned long address, struct pt_regs* regs, unsig
 /* The open fault of the current thread, if any. */
 static __always_inline struct dc_fault_state* dc_open_fault(void)
 {
-  struct dc_fault_state* st = bpf_task_storage_get(&dc_faults, bpf_get_current_task_btf(), 0, 0);
+  struct dc_fault_state* st = bpf_task_storage_get(&dc_fault_states, bpf_get_current_task_btf(), 0, 0);
   return st && st->open ? st : NULL;
 }
 
@@ -218,7 +218,7 @@ int BPF_PROG(dc_fault_rss_change, struct mm_struct* mm, int member)
   }
   if (!curr)
     return 0;
-  struct dc_fault_state* st = bpf_task_storage_get(&dc_faults, task, 0, 0);
+  struct dc_fault_state* st = bpf_task_storage_get(&dc_fault_states, task, 0, 0);
   if (!st || !st->open || !dc_fault_running(task, st))
     return 0;
   if (started)
@@ -251,4 +251,4 @@ int BPF_PROG(dc_fault_rss_exit, struct task_struct* task, bool group_dead)
 }
 
 /* Faults still open close at their thread's exit, and at the end of a run (dc_flush_faults). */
-DC_FLUSH_AT_EXIT_AND_END(dc_fault_at_exit, dc_fault_flush, dc_faults, dc_fault_close)
+DC_FLUSH_AT_EXIT_AND_END(dc_fault_at_exit, dc_fault_flush, dc_fault_states, dc_fault_close)

@@ -34,7 +34,7 @@ struct {
   __uint(max_entries, 1024);
   __type(key, __u32);
   __type(value, struct dc_record_header);
-} dc_fsync_waiter SEC(".maps");
+} dc_fs_fsync_waiter SEC(".maps");
 
 /* (device, transaction) -> the first traced thread that started a handle in it. */
 struct {
@@ -42,7 +42,7 @@ struct {
   __uint(max_entries, 4096);
   __type(key, __u64);
   __type(value, struct dc_record_header);
-} dc_transaction_owner SEC(".maps");
+} dc_fs_transaction_owner SEC(".maps");
 
 /* (device, transaction) -> the open journal-commit record. */
 struct {
@@ -50,7 +50,7 @@ struct {
   __uint(max_entries, 1024);
   __type(key, __u64);
   __type(value, struct dc_fs_event);
-} dc_commits SEC(".maps");
+} dc_fs_commits SEC(".maps");
 
 static __always_inline __u64 dc_tid(void)
 {
@@ -116,7 +116,7 @@ int BPF_PROG(dc_fs_fsync_enter, struct file* file, int datasync)
     return 0;
   ev->op = datasync ? DC_FS_FDATASYNC : DC_FS_FSYNC; /* the key stays DC_FS_FSYNC */
   __u32 dev = ev->file.dev;
-  bpf_map_update_elem(&dc_fsync_waiter, &dev, &ev->hdr, BPF_ANY);
+  bpf_map_update_elem(&dc_fs_fsync_waiter, &dev, &ev->hdr, BPF_ANY);
   return 0;
 }
 
@@ -124,9 +124,9 @@ SEC("tp_btf/ext4_sync_file_exit")
 int BPF_PROG(dc_fs_fsync_exit, struct inode* inode, int ret)
 {
   __u32 dev = dc_plain(inode)->i_sb->s_dev;
-  struct dc_record_header* waiter = bpf_map_lookup_elem(&dc_fsync_waiter, &dev);
+  struct dc_record_header* waiter = bpf_map_lookup_elem(&dc_fs_fsync_waiter, &dev);
   if (waiter && waiter->tid == dc_tid())
-    bpf_map_delete_elem(&dc_fsync_waiter, &dev);
+    bpf_map_delete_elem(&dc_fs_fsync_waiter, &dev);
   dc_fs_end(dc_tid(), DC_FS_FSYNC, ret);
   return 0;
 }
@@ -199,11 +199,11 @@ int BPF_PROG(dc_fs_handle_start, dev_t dev, tid_t tid, unsigned int type, unsign
   if (!dc_is_traced(bpf_get_current_pid_tgid() >> 32))
     return 0;
   __u64 key = ((__u64)dev << 32) | (__u32)tid;
-  if (bpf_map_lookup_elem(&dc_transaction_owner, &key))
+  if (bpf_map_lookup_elem(&dc_fs_transaction_owner, &key))
     return 0;
   struct dc_record_header owner;
   dc_fill_header(&owner, DC_REC_FS, 0);
-  bpf_map_update_elem(&dc_transaction_owner, &key, &owner, BPF_NOEXIST);
+  bpf_map_update_elem(&dc_fs_transaction_owner, &key, &owner, BPF_NOEXIST);
   return 0;
 }
 
@@ -211,10 +211,10 @@ SEC("tp_btf/jbd2_start_commit")
 int BPF_PROG(dc_fs_commit_start, journal_t* journal, transaction_t* transaction)
 {
   __u32 dev = dc_journal_dev(journal);
-  struct dc_record_header* waiter = bpf_map_lookup_elem(&dc_fsync_waiter, &dev);
+  struct dc_record_header* waiter = bpf_map_lookup_elem(&dc_fs_fsync_waiter, &dev);
   __u64 key = dc_commit_key(journal, transaction);
   if (!waiter)
-    waiter = bpf_map_lookup_elem(&dc_transaction_owner, &key);
+    waiter = bpf_map_lookup_elem(&dc_fs_transaction_owner, &key);
   if (!waiter)
     return 0;
   struct dc_fs_event ev = {};
@@ -223,8 +223,8 @@ int BPF_PROG(dc_fs_commit_start, journal_t* journal, transaction_t* transaction)
   ev.op = DC_FS_JOURNAL_COMMIT;
   ev.file.dev = dev;
   ev.journal_tid = transaction->t_tid;
-  bpf_map_update_elem(&dc_commits, &key, &ev, BPF_ANY);
-  bpf_map_delete_elem(&dc_transaction_owner, &key);
+  bpf_map_update_elem(&dc_fs_commits, &key, &ev, BPF_ANY);
+  bpf_map_delete_elem(&dc_fs_transaction_owner, &key);
   return 0;
 }
 
@@ -232,7 +232,7 @@ SEC("tp_btf/jbd2_run_stats")
 int BPF_PROG(dc_fs_commit_stats, dev_t dev, tid_t tid, struct transaction_run_stats_s* stats)
 {
   __u64 key = ((__u64)dev << 32) | (__u32)tid;
-  struct dc_fs_event* ev = bpf_map_lookup_elem(&dc_commits, &key);
+  struct dc_fs_event* ev = bpf_map_lookup_elem(&dc_fs_commits, &key);
   if (ev)
     ev->journal_blocks = stats->rs_blocks_logged;
   return 0;
@@ -242,12 +242,12 @@ SEC("tp_btf/jbd2_end_commit")
 int BPF_PROG(dc_fs_commit_end, journal_t* journal, transaction_t* transaction)
 {
   __u64 key = dc_commit_key(journal, transaction);
-  struct dc_fs_event* ev = bpf_map_lookup_elem(&dc_commits, &key);
+  struct dc_fs_event* ev = bpf_map_lookup_elem(&dc_fs_commits, &key);
   if (!ev)
     return 0;
   ev->dur_ns = bpf_ktime_get_ns() - ev->hdr.ts_ns;
   dc_fs_send(ev, NULL);
-  bpf_map_delete_elem(&dc_commits, &key);
+  bpf_map_delete_elem(&dc_fs_commits, &key);
   return 0;
 }
 

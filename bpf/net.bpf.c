@@ -20,7 +20,7 @@ struct {
   __uint(map_flags, BPF_F_NO_PREALLOC);
   __type(key, int);
   __type(value, struct dc_sock_owner);
-} dc_sock_owners SEC(".maps");
+} dc_net_sock_owners SEC(".maps");
 
 /* Local port -> the traced process listening on it. A connection's server-side socket is born
  * in softirq (SYN_RECV, then ESTABLISHED) before any call of its process touches it: it
@@ -32,7 +32,7 @@ struct {
   __uint(max_entries, 4096);
   __type(key, __u16);
   __type(value, struct dc_sock_owner);
-} dc_listeners SEC(".maps");
+} dc_net_listeners SEC(".maps");
 
 /* The traced owner of a socket. `current_owns` says the current task is the socket's user
  * (send, recv, connect, listen: process context); otherwise (softirq work such as handshakes,
@@ -46,23 +46,23 @@ static __always_inline int dc_owner_of(const struct sock* sk, int current_owns, 
     o->tgid = pid_tgid >> 32;
     o->tid = (__u32)pid_tgid;
     struct dc_sock_owner* kept =
-        bpf_sk_storage_get(&dc_sock_owners, (struct sock*)sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+        bpf_sk_storage_get(&dc_net_sock_owners, (struct sock*)sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
     if (kept)
       *kept = *o;
     else
       dc_count_loss(DC_LOSS_NO_STATE); /* no memory: its softirq work would go uncharged */
     return 1;
   }
-  struct dc_sock_owner* known = bpf_sk_storage_get(&dc_sock_owners, (struct sock*)sk, 0, 0);
+  struct dc_sock_owner* known = bpf_sk_storage_get(&dc_net_sock_owners, (struct sock*)sk, 0, 0);
   if (!known) {
     __u16 lport = BPF_CORE_READ(sk, __sk_common.skc_num);
-    struct dc_sock_owner* listener = bpf_map_lookup_elem(&dc_listeners, &lport);
+    struct dc_sock_owner* listener = bpf_map_lookup_elem(&dc_net_listeners, &lport);
     if (!listener)
       return 0;
     *o = *listener;
     /* Kept for the socket's later work; a time-wait socket has no storage (NULL), and its
      * events keep finding the listener. */
-    known = bpf_sk_storage_get(&dc_sock_owners, (struct sock*)sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+    known = bpf_sk_storage_get(&dc_net_sock_owners, (struct sock*)sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
     if (known)
       *known = *o;
     return 1;
@@ -149,9 +149,9 @@ int BPF_PROG(dc_net_state, const struct sock* sk, const int oldstate, const int 
   if (newstate == BPF_TCP_LISTEN) {
     struct dc_sock_owner o;
     if (dc_owner_of(sk, 1, &o))
-      bpf_map_update_elem(&dc_listeners, &lport, &o, BPF_ANY);
+      bpf_map_update_elem(&dc_net_listeners, &lport, &o, BPF_ANY);
   } else if (oldstate == BPF_TCP_LISTEN) {
-    bpf_map_delete_elem(&dc_listeners, &lport);
+    bpf_map_delete_elem(&dc_net_listeners, &lport);
   }
   return 0;
 }

@@ -28,17 +28,17 @@ struct {
   __uint(max_entries, 65536);
   __type(key, struct dc_pagecache_key);
   __type(value, struct dc_pagecache_counts);
-} dc_pagecache SEC(".maps");
+} dc_pagecache_files SEC(".maps");
 
 static __always_inline struct dc_pagecache_counts* dc_counts_of(__u32 tgid, __u32 dev, __u64 ino)
 {
   struct dc_pagecache_key key = {.tgid = tgid, .dev = dev, .ino = ino};
-  struct dc_pagecache_counts* c = bpf_map_lookup_elem(&dc_pagecache, &key);
+  struct dc_pagecache_counts* c = bpf_map_lookup_elem(&dc_pagecache_files, &key);
   if (c)
     return c;
   struct dc_pagecache_counts zero = {};
-  bpf_map_update_elem(&dc_pagecache, &key, &zero, BPF_NOEXIST);
-  return bpf_map_lookup_elem(&dc_pagecache, &key);
+  bpf_map_update_elem(&dc_pagecache_files, &key, &zero, BPF_NOEXIST);
+  return bpf_map_lookup_elem(&dc_pagecache_files, &key);
 }
 
 /* The counts of the current process for a file, if it is traced; it becomes the file's owner. */

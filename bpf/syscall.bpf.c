@@ -8,7 +8,7 @@ struct {
   __uint(max_entries, DC_MAX_SYSCALL_NR);
   __type(key, __u32);
   __type(value, struct dc_syscall_spec);
-} dc_specs SEC(".maps");
+} dc_syscall_specs SEC(".maps");
 
 #define DC_STAGE_MAX_AGE_NS (200 * 1000 * 1000ULL)
 
@@ -31,7 +31,7 @@ int BPF_PROG(dc_syscall_enter, struct pt_regs* regs, long id)
   if (id < 0 || id >= DC_MAX_SYSCALL_NR)
     return 0;
   __u32 nr = id;
-  struct dc_syscall_spec* spec = bpf_map_lookup_elem(&dc_specs, &nr);
+  struct dc_syscall_spec* spec = bpf_map_lookup_elem(&dc_syscall_specs, &nr);
   if (!spec || !spec->traced)
     return 0;
   struct task_struct* task = bpf_get_current_task_btf();
@@ -146,7 +146,7 @@ int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
   __u32 nr = e->nr;
   if (regs->orig_ax != nr)
     return 0;
-  struct dc_syscall_spec* spec = bpf_map_lookup_elem(&dc_specs, &nr);
+  struct dc_syscall_spec* spec = bpf_map_lookup_elem(&dc_syscall_specs, &nr);
   if (!spec)
     return 0;
   __u64 now = bpf_ktime_get_ns();

@@ -108,6 +108,28 @@ result<> choose_programs(datacrumbs_bpf* skel, const std::vector<std::unique_ptr
   return {};
 }
 
+// Which maps are made: the shared ones, and each layer's own (named dc_<layer>_...) when a
+// program of that layer loads. A layer left out costs no map (its hashes' bucket arrays and LRU
+// elements were most of `--layers syscall`'s start-up); a loaded program that used another
+// layer's map would be refused by the verifier, not run with a map missing.
+result<> choose_maps(datacrumbs_bpf* skel, const std::vector<std::string>& all_layers)
+{
+  bpf_map* map;
+  bpf_object__for_each_map(map, skel->obj)
+  {
+    auto owner = std::ranges::find_if(all_layers, [&](const std::string& n) { return map_of(map, n); });
+    if (owner == all_layers.end())
+      continue;
+    bool used = false;
+    bpf_program* prog;
+    bpf_object__for_each_program(prog, skel->obj) used |=
+        program_of(prog, *owner) && bpf_program__autoload(prog);
+    if (int err = bpf_map__set_autocreate(map, used); err)
+      return fail(std::string("cannot choose the maps to make: ") + std::strerror(-err));
+  }
+  return {};
+}
+
 // Whether creating `map` is slow: the kernel makes every element of a hash map without
 // BPF_F_NO_PREALLOC, and of an LRU hash (which cannot go without), when it creates it (10-20 ms
 // for 65,536), and allocates a ring buffer's pages (8 ms for 64 MiB); even without elements, a
@@ -178,6 +200,8 @@ result<loaded_object> load_object(const object_settings& settings,
     for (const auto& l : layers)
       if (ready && std::ranges::find(refused, l->name()) == refused.end())
         ready = l->before_load(*skel);
+    if (ready)
+      ready = choose_maps(skel, all_layers);
     if (!ready) {
       datacrumbs_bpf__destroy(skel);
       return std::unexpected(ready.error());

@@ -16,11 +16,24 @@ layer::~layer()
   detach();
 }
 
-bool program_of(const bpf_program* prog, std::string_view name)
+namespace {
+
+bool named_for(std::string_view n, std::string_view name)
 {
-  std::string_view n = bpf_program__name(prog);
   return n.starts_with("dc_") && n.substr(3).starts_with(name) && n.size() > 3 + name.size() &&
          n[3 + name.size()] == '_';
+}
+
+}  // namespace
+
+bool program_of(const bpf_program* prog, std::string_view name)
+{
+  return named_for(bpf_program__name(prog), name);
+}
+
+bool map_of(const bpf_map* map, std::string_view name)
+{
+  return named_for(bpf_map__name(map), name);
 }
 
 bool layer::owns(const bpf_program* prog) const

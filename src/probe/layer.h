@@ -19,6 +19,7 @@ extern "C" {
 
 struct bpf_link;
 struct bpf_object;
+struct bpf_map;
 struct bpf_program;
 struct datacrumbs_bpf;
 
@@ -87,6 +88,10 @@ class plain_layer final : public layer {
 // Whether prog's name starts with dc_<name>_ (the programs of layer `name`, or of the process
 // tracker, "process").
 bool program_of(const bpf_program* prog, std::string_view name);
+
+// Whether map's name starts with dc_<name>_: a map only layer `name`'s programs use, made only
+// when they load (any other map is shared by every layer).
+bool map_of(const bpf_map* map, std::string_view name);
 
 // Runs a task iterator program once over every task (reading the iterator runs it); `what`
 // names its purpose in the error.

@@ -35,7 +35,7 @@ class pagecache_layer final : public layer {
  protected:
   result<> after_load(datacrumbs_bpf& skel) override
   {
-    map_fd_ = bpf_map__fd(skel.maps.dc_pagecache);
+    map_fd_ = bpf_map__fd(skel.maps.dc_pagecache_files);
     return {};
   }
 

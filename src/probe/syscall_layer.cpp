@@ -26,7 +26,7 @@ class syscall_layer final : public layer {
  protected:
   result<> after_load(datacrumbs_bpf& skel) override
   {
-    int specs = bpf_map__fd(skel.maps.dc_specs);
+    int specs = bpf_map__fd(skel.maps.dc_syscall_specs);
     for (const syscall_info& s : traced_syscalls()) {
       uint32_t nr = static_cast<uint32_t>(s.nr);
       if (bpf_map_update_elem(specs, &nr, &s.spec, BPF_ANY) != 0)

@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 
 #include "datacrumbs.skel.h"
 #include "probe/kernel_object.h"
+#include "probe/layer.h"
 #include "probe/layers.h"
 
 namespace dc {
@@ -52,6 +54,42 @@ TEST(kernel_object, FaultLayerVerifiesAlikeForAnyNumberOfCpus)
   EXPECT_LE(insns[64], insns[2] * 11 / 10);
   EXPECT_LE(insns[8192], insns[2] * 11 / 10);
   for (auto [cpus, n] : insns) std::cout << cpus << " possible CPUs: " << n << " instructions verified\n";
+}
+
+// A layer's own maps (named dc_<layer>_...) are made only when its programs load: each layer
+// loads alone with its own and the shared maps, and no other layer's map is made (their bucket
+// arrays and LRU elements were most of `--layers syscall`'s start-up). A program that used
+// another layer's map would be refused here (the verifier rejects a map that was not made).
+TEST(kernel_object, EachLayerLoadsAloneWithOnlyItsOwnMaps)
+{
+  ASSERT_EQ(geteuid(), 0u) << "loading BPF programs needs root";
+  std::vector<std::string> all = all_layer_names();
+  for (auto& alone : make_layers()) {
+    std::string name(alone->name());
+    object_settings settings;
+    settings.ring_bytes = 1u << 20;
+    std::vector<std::unique_ptr<layer>> layers;
+    layers.push_back(std::move(alone));
+    auto loaded = load_object(settings, layers, all);
+    ASSERT_TRUE(loaded) << name << ": " << (loaded ? "" : loaded.error().message);
+    for (const auto& refused : loaded->refused)
+      ADD_FAILURE() << name << " alone: " << refused.name << ": " << refused.why;
+    int own = 0;
+    bpf_map* map;
+    bpf_object__for_each_map(map, loaded->skel->obj)
+    {
+      auto owner = std::ranges::find_if(all, [&](const std::string& n) { return map_of(map, n); });
+      bool made = bpf_map__fd(map) >= 0;
+      bool wanted = owner == all.end() || *owner == name;
+      own += owner != all.end() && *owner == name;
+      EXPECT_EQ(made, wanted) << name << " alone: map " << bpf_map__name(map) << " of "
+                              << (owner == all.end() ? std::string("every layer") : *owner);
+    }
+    std::cout << name << ": " << own << " maps of its own\n";
+    // The syscall layer owns one small map; the others own what is slow to make.
+    EXPECT_GE(own, name == "syscall" ? 1 : 2) << name;
+    datacrumbs_bpf__destroy(loaded->skel);
+  }
 }
 
 }  // namespace
