@@ -49,7 +49,8 @@ result<> layer::loaded(datacrumbs_bpf& skel)
 
 void layer::detach()
 {
-  for (bpf_link* l : links_) bpf_link__destroy(l);
+  // In the reverse of the order they came: session::detach says why.
+  for (auto l = links_.rbegin(); l != links_.rend(); ++l) bpf_link__destroy(*l);
   links_.clear();
 }
 

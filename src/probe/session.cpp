@@ -282,13 +282,14 @@ result<> session::detach()
       failures += (failures.empty() ? "" : "; ") + step.error().message;
   };
   note(release_holds());
-  {
-    // Removing a layer's hooks waits for the kernel (an RCU grace period, text patched on every
-    // CPU: 8-90 ms for some links, ~0.1 ms for most), so the layers detach at once, each on a
-    // thread: the end of a run waits for the slowest layer, not for their sum.
-    std::vector<std::jthread> detaching;
-    for (const auto& l : layers_) detaching.emplace_back([&l] { l->detach(); });
-  }
+  // Hooks go in the reverse of the order they came (layers, and each layer's links), one after
+  // another. Several layers share a tracepoint (sched_process_exit, writeback_dirty_folio,
+  // mm_filemap_add_to_page_cache, iomap_dio_rw_begin), and the kernel waits for an RCU grace
+  // period when the probe removed is the first of two or more on one; in reverse order ours
+  // never is (unless another tracer came after us). The kernel takes one mutex for every
+  // tracepoint's change and one for patching its text, so threads detaching at once only spun
+  // on them: 21 ms on threads, 14 ms in this order.
+  for (auto l = layers_.rbegin(); l != layers_.rend(); ++l) (*l)->detach();
   for (const auto& l : layers_) note(l->flush_stages());
   if (!failures.empty())
     return fail(failures);
@@ -300,8 +301,8 @@ session::~session()
   // Also on the way out of an error, before anything else goes; that error is the one reported.
   (void)release_holds();
   holder_.reset();
-  layers_.clear();
-  for (bpf_link* l : process_links_) bpf_link__destroy(l);
+  while (!layers_.empty()) layers_.pop_back();  // in reverse, as detach() (why there)
+  for (auto l = process_links_.rbegin(); l != process_links_.rend(); ++l) bpf_link__destroy(*l);
   datacrumbs_bpf__destroy(skel_);
 }
 
