@@ -153,8 +153,8 @@ bool slow_to_create(const bpf_map* map)
 // libbpf creates an object's maps one after another; the slow ones are created here at once,
 // on a thread per CPU, largest first, and handed to libbpf (which keeps a duplicate of each
 // descriptor). The work is the kernel's page allocation, bound by CPU: a thread per map only
-// contended (58 ms against ~45 on two CPUs). One that cannot be made here is left to libbpf,
-// which says why if it cannot make it either.
+// contended (up to libbpf's load, 70.5 ms against 61 on two CPUs). One that cannot be made here
+// is left to libbpf, which says why if it cannot make it either.
 void create_slow_maps(datacrumbs_bpf* skel)
 {
   std::vector<bpf_map*> maps;
