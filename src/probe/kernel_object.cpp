@@ -116,16 +116,22 @@ result<> choose_programs(datacrumbs_bpf* skel, const std::vector<std::unique_ptr
 // layer's map would be refused by the verifier, not run with a map missing.
 result<> choose_maps(datacrumbs_bpf* skel, const std::vector<std::string>& all_layers)
 {
+  std::vector<std::string> loading;
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, skel->obj)
+  {
+    auto owner = std::ranges::find_if(all_layers, [&](const std::string& n) { return program_of(prog, n); });
+    if (owner != all_layers.end() && bpf_program__autoload(prog) &&
+        std::ranges::find(loading, *owner) == loading.end())
+      loading.push_back(*owner);
+  }
   bpf_map* map;
   bpf_object__for_each_map(map, skel->obj)
   {
     auto owner = std::ranges::find_if(all_layers, [&](const std::string& n) { return map_of(map, n); });
     if (owner == all_layers.end())
       continue;
-    bool used = false;
-    bpf_program* prog;
-    bpf_object__for_each_program(prog, skel->obj) used |=
-        program_of(prog, *owner) && bpf_program__autoload(prog);
+    bool used = std::ranges::find(loading, *owner) != loading.end();
     if (int err = bpf_map__set_autocreate(map, used); err)
       return fail(std::string("cannot choose the maps to make: ") + std::strerror(-err));
   }

@@ -36,6 +36,12 @@ bool map_of(const bpf_map* map, std::string_view name)
   return named_for(bpf_map__name(map), name);
 }
 
+void destroy_links_in_reverse(std::vector<bpf_link*>& links)
+{
+  for (auto l = links.rbegin(); l != links.rend(); ++l) bpf_link__destroy(*l);
+  links.clear();
+}
+
 bool layer::owns(const bpf_program* prog) const
 {
   return program_of(prog, name());
@@ -49,9 +55,7 @@ result<> layer::loaded(datacrumbs_bpf& skel)
 
 void layer::detach()
 {
-  // In the reverse of the order they came: session::detach says why.
-  for (auto l = links_.rbegin(); l != links_.rend(); ++l) bpf_link__destroy(*l);
-  links_.clear();
+  destroy_links_in_reverse(links_);
 }
 
 layer_report layer::attach()

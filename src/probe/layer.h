@@ -93,6 +93,10 @@ bool program_of(const bpf_program* prog, std::string_view name);
 // when they load (any other map is shared by every layer).
 bool map_of(const bpf_map* map, std::string_view name);
 
+// Destroys `links` last first and empties it. Hooks go in the reverse of the order they came:
+// session::detach says why.
+void destroy_links_in_reverse(std::vector<bpf_link*>& links);
+
 // Runs a task iterator program once over every task (reading the iterator runs it); `what`
 // names its purpose in the error.
 result<> run_task_iterator(bpf_program* prog, std::string_view what);

@@ -14,7 +14,6 @@
 #include <cstring>
 #include <future>
 #include <system_error>
-#include <thread>
 #include <utility>
 #include <string>
 
@@ -302,7 +301,7 @@ session::~session()
   (void)release_holds();
   holder_.reset();
   while (!layers_.empty()) layers_.pop_back();  // in reverse, as detach() (why there)
-  for (auto l = process_links_.rbegin(); l != process_links_.rend(); ++l) bpf_link__destroy(*l);
+  destroy_links_in_reverse(process_links_);
   datacrumbs_bpf__destroy(skel_);
 }
 
