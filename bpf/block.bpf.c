@@ -120,7 +120,7 @@ static __always_inline int dc_block_owner_of(struct request* trusted_rq, struct 
   if (page)
     bpf_probe_read_kernel(&mapping, sizeof(mapping), &page->mapping);
   if (mapping && !(mapping & DC_PAGE_MAPPING_FLAGS)) {
-    struct address_space* as = bpf_rdonly_cast((void*)mapping, bpf_core_type_id_kernel(struct address_space));
+    struct address_space* as = dc_cast(mapping, address_space);
     dc_inode_ref(as->host, &o->file);
   }
   __u64 pid_tgid = bpf_get_current_pid_tgid();

@@ -11,6 +11,7 @@
 
 #include "events.h"
 #include "counters.h"
+#include "cast_types.h"
 
 #define DC_WALK_DEPTH 32
 #define DC_AT_FDCWD (-100)
@@ -125,13 +126,26 @@ static __always_inline __u64 dc_address_of(const void* pointer)
  * direct (fault-safe) loads instead of one helper call each: this is the syscall hot path. */
 extern void* bpf_rdonly_cast(const void* obj, __u32 btf_id) __ksym;
 
+/* The kernel's BTF ids of the cast types (cast_types.h), set by user space when it loads the
+ * object against a minimal BTF; 0: CO-RE gives the id (relocated against the kernel's BTF). */
+const volatile __u32 dc_cast_ids[DC_CAST_COUNT];
+
+#define DC_CAST_ASSOCIATION(suffix, name) struct name* : DC_CAST_##suffix,
+/* The kernel BTF id of the type `typed_null` points to (a null pointer of that type). */
+#define dc_kernel_type_id(typed_null) \
+  (dc_cast_ids[_Generic((typed_null), DC_CAST_TYPE_TABLE(DC_CAST_ASSOCIATION) void* : DC_CAST_COUNT)] \
+       ?: bpf_core_type_id_kernel(typeof(*(typed_null))))
+
+/* `p` (any kernel address) as a plain pointer to struct T. */
+#define dc_cast(p, T) ((struct T*)bpf_rdonly_cast((void*)(p), dc_kernel_type_id((struct T*)0)))
+
 /* A kernel pointer as a plain typed one, for walking its pointer fields. Loading a pointer field
  * through a trusted pointer (a tp_btf argument, bpf_get_current_task_btf()) makes the verifier
  * search the kernel's BTF by name for the field's trust rules, linearly over its ~127 k types,
  * four times per load on every path it checks: that was most of the time spent loading the
  * programs (dc_sys_exit alone took 59 ms, 12 ms without). The loads are the same fault-safe
  * loads either way; a plain pointer cannot be passed where a helper needs a trusted one. */
-#define dc_plain(p) ((typeof(p))bpf_rdonly_cast((p), bpf_core_type_id_kernel(typeof(*(p)))))
+#define dc_plain(p) ((typeof(p))bpf_rdonly_cast((p), dc_kernel_type_id((typeof(p))0)))
 
 static __always_inline struct task_struct* dc_current_untrusted(void)
 {
@@ -154,12 +168,11 @@ static __always_inline struct file* dc_fd_file(long fd)
   /* fdt->fd[fd] with a variable index is not a load the verifier allows on a typed pointer;
    * the slot viewed as a struct kiocb (whose first field is a struct file *) is, and costs one
    * fault-safe load instead of a helper call. */
-  struct kiocb* slot =
-      bpf_rdonly_cast((void*)((__u64)fdt->fd + fd * sizeof(f)), bpf_core_type_id_kernel(struct kiocb));
+  struct kiocb* slot = dc_cast((__u64)fdt->fd + fd * sizeof(f), kiocb);
   f = slot->ki_filp;
   if (!f)
     return NULL;
-  return bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
+  return dc_cast(f, file);
 }
 
 /* The file an inode is, as every layer names files: (dev, ino) and the type bits of its mode;
@@ -295,7 +308,7 @@ static __always_inline void dc_path_submit(struct dc_path_record* r, __u32 len)
 /* Emits the absolute path of the open file at address `file` as a DC_REC_FILE_NAME record. */
 DC_GLOBAL int dc_emit_file_name(__u64 file, __u64 ts)
 {
-  struct file* f = bpf_rdonly_cast((void*)file, bpf_core_type_id_kernel(struct file));
+  struct file* f = dc_cast(file, file);
   struct dc_path_record* r = dc_path_begin(DC_REC_FILE_NAME, ts);
   if (!r || !f)
     return 0;

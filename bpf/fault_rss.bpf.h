@@ -136,7 +136,7 @@ static __always_inline int dc_rss_pass_cpu(__u32 cpu, struct dc_rss_pass* pass)
 /* Counter `slot` of `mm`: 0 file pages, 1 shmem pages. */
 static __always_inline struct percpu_counter* dc_rss_counter(__u64 mm, __u32 slot)
 {
-  struct mm_struct* m = bpf_rdonly_cast((void*)mm, bpf_core_type_id_kernel(struct mm_struct));
+  struct mm_struct* m = dc_cast(mm, mm_struct);
   return slot ? &m->rss_stat[MM_SHMEMPAGES] : &m->rss_stat[MM_FILEPAGES];
 }
 

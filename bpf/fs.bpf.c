@@ -182,7 +182,7 @@ int BPF_PROG(dc_fs_unlink_exit, struct dentry* dentry, int ret)
 /* journal_t is a typedef: dc_plain needs the struct itself. */
 static __always_inline __u32 dc_journal_dev(journal_t* journal)
 {
-  struct journal_s* j = bpf_rdonly_cast(journal, bpf_core_type_id_kernel(struct journal_s));
+  struct journal_s* j = dc_cast(journal, journal_s);
   return j->j_fs_dev->bd_dev;
 }
 

@@ -12,11 +12,14 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <system_error>
 #include <thread>
 
 #include "datacrumbs.skel.h"
 #include "core/huge_heap.h"
+#include "probe/core_btf.h"
 
 namespace dc {
 
@@ -63,8 +66,10 @@ std::pair<std::string, std::string> blamed_program(const std::string& warnings)
   return {name, why};
 }
 
-result<> configure(datacrumbs_bpf* skel, const object_settings& s)
+result<> configure(datacrumbs_bpf* skel, const object_settings& s, const core_btf* core)
 {
+  if (core)
+    std::ranges::copy(core->cast_ids, skel->rodata->dc_cast_ids);
   skel->rodata->dc_wake_mark = s.wake_mark;
   skel->rodata->dc_hold_new = s.hold_new;
   skel->rodata->dc_page_shift = s.page_shift;
@@ -216,12 +221,29 @@ result<loaded_object> load_object(const object_settings& settings,
   g_verbose = settings.verbose;
   libbpf_set_print(libbpf_log);
   loaded_object out;
+  std::optional<core_btf> core;
+  if (!settings.core_btf_dir.empty()) {
+    size_t size = 0;
+    const void* bytes = datacrumbs_bpf__elf_bytes(&size);
+    auto cached =
+        cached_core_btf(std::span(static_cast<const std::byte*>(bytes), size), settings.core_btf_dir);
+    if (cached)
+      core = std::move(*cached);
+    out.core_btf =
+        cached ? core->path + (core->made ? " (made now)" : "") : "none: " + cached.error().message;
+  }
   std::vector<std::string> refused, left_out;
   for (;;) {
-    datacrumbs_bpf* skel = datacrumbs_bpf__open();
+    LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = core ? core->path.c_str() : nullptr);
+    datacrumbs_bpf* skel = datacrumbs_bpf__open_opts(&open_opts);
+    if (!skel && core) {
+      out.core_btf = "none: libbpf cannot read " + core->path;
+      core.reset();
+      continue;
+    }
     if (!skel)
       return fail(std::string("cannot open the BPF object: ") + std::strerror(errno));
-    result<> ready = configure(skel, settings);
+    result<> ready = configure(skel, settings, core ? &*core : nullptr);
     if (ready)
       ready = choose_programs(skel, layers, refused, left_out, all_layers);
     for (const auto& l : layers)
@@ -251,8 +273,20 @@ result<loaded_object> load_object(const object_settings& settings,
       warnings.swap(g_warnings);
     }
     if (!err) {
+      if (settings.verbose && !out.core_btf.empty())
+        std::fprintf(
+            stderr, "datacrumbs: CO-RE relocated against %s\n",
+            core ? out.core_btf.c_str() : ("the kernel's BTF (minimal BTF " + out.core_btf + ")").c_str());
       out.skel = skel;
       return out;
+    }
+    // A refusal while relocating against the cached BTF is tried again against the kernel's
+    // whole BTF before any program is blamed: the cache must never cost a layer.
+    if (core) {
+      datacrumbs_bpf__destroy(skel);
+      out.core_btf = "none: a program was refused with " + core->path;
+      core.reset();
+      continue;
     }
     // Whose program was it? An optional one (a faster way this kernel may lack): load again
     // without it. A layer's: leave that layer out and load again; anything else (the process

@@ -27,11 +27,13 @@ struct object_settings {
   uint64_t holder_ns_ino = 0;        // the kernel knows the holder's death
   uint32_t possible_cpus = 0;        // 0: this machine's; more checks the programs verify for a
                                      // larger machine (the per-CPU counters the fault layer reads)
+  std::string core_btf_dir;          // where the minimal BTF for CO-RE is cached; empty: none (core_btf.h)
 };
 
 struct loaded_object {
   datacrumbs_bpf* skel = nullptr;     // owned by the caller (datacrumbs_bpf__destroy)
   std::vector<layer_report> refused;  // layers left out, and why
+  std::string core_btf;               // what CO-RE relocated against: the cached minimal BTF, or why not
 };
 
 // Loads the object with the programs of `layers`; a layer in `refused` keeps its object pointer

@@ -167,7 +167,9 @@ result<> session::load(const session_options& options, const std::vector<std::un
       options.verbose,
       static_cast<uint32_t>(std::countr_zero(static_cast<uint64_t>(sysconf(_SC_PAGESIZE)))),
       pidns.st_dev,
-      pidns.st_ino};
+      pidns.st_ino,
+      0,
+      options.core_btf_dir};
   auto object = load_object(settings, layers, all_layer_names());
   if (!object)
     return std::unexpected(object.error());

@@ -30,6 +30,9 @@ struct session_options {
   // The hold ring's size, a power-of-two multiple of the page size; 0: the object's (64 KiB,
   // bpf/task_record.bpf.h: ~4,000 records).
   uint64_t hold_ring_bytes = 0;
+  // Where the minimal BTF for CO-RE is cached (probe/core_btf.h); empty: relocate against the
+  // kernel's whole BTF every time.
+  std::string core_btf_dir = "/var/cache/datacrumbs";
 };
 
 // The maps of the object that user space reads and writes, and the settings they were made with.
