@@ -233,6 +233,7 @@ result<loaded_object> load_object(const object_settings& settings,
         cached ? core->path + (core->made ? " (made now)" : "") : "none: " + cached.error().message;
   }
   std::vector<std::string> refused, left_out;
+  bool started_aside = false;
   for (;;) {
     LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = core ? core->path.c_str() : nullptr);
     datacrumbs_bpf* skel = datacrumbs_bpf__open_opts(&open_opts);
@@ -260,6 +261,10 @@ result<loaded_object> load_object(const object_settings& settings,
       std::lock_guard lock(g_log_mutex);
       g_capturing = true;
       g_warnings.clear();
+    }
+    if (settings.while_loading && !started_aside) {
+      settings.while_loading();
+      started_aside = true;
     }
     int err = 0;
     {

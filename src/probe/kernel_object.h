@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,10 @@ struct object_settings {
   uint64_t holder_ns_ino = 0;        // the kernel knows the holder's death
   uint32_t possible_cpus = 0;        // 0: this machine's; more checks the programs verify for a
                                      // larger machine (the per-CPU counters the fault layer reads)
-  std::string core_btf_dir;          // where the minimal BTF for CO-RE is cached; empty: none (core_btf.h)
+  // Called once, right before libbpf's load: to start work on another thread, which then has a
+  // CPU while libbpf uses one (the maps before the load are made on every CPU).
+  std::function<void()> while_loading;
+  std::string core_btf_dir;  // where the minimal BTF for CO-RE is cached; empty: none (core_btf.h)
 };
 
 struct loaded_object {

@@ -61,18 +61,19 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
   std::vector<uprobe_entry> entries;
   std::vector<std::string> plan_notes;  // before `planned`, whose end waits for the plan
   std::future<std::vector<uprobe_target>> planned;
+  std::function<void()> start_plan;
   if (options.uprobes) {
     s->uprobe_targets_ = *options.uprobes;
     if (options.uprobe_entries)
       entries = *options.uprobe_entries;
   } else if (options.config && options.layers.empty()) {
     entries = uprobe_entries_of(*options.config);
-    // Reading the named libraries' symbols (~50 ms for the default config's MPI and HDF5) goes
-    // on beside the object's load when the layer is there whatever it finds (it has entries).
+    // Reading the named libraries' symbols (~12 ms for the default config's MPI and HDF5) goes
+    // on beside libbpf's load when the layer is there whatever it finds (it has entries).
     if (entries.empty())
       s->uprobe_targets_ = plan_uprobes(*options.config, s->notes_);
     else
-      planned = plan_beside(*options.config, plan_notes);
+      start_plan = [&] { planned = plan_beside(*options.config, plan_notes); };
   }
   s->uprobe_entries_ = entries;
   std::vector<std::string> wanted = options.layers;
@@ -94,7 +95,7 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     return (!wanted.empty() || options.config || options.uprobes) &&
            std::ranges::find(wanted, l->name()) == wanted.end();
   });
-  if (auto loaded = s->load(options, layers); !loaded)
+  if (auto loaded = s->load(options, layers, start_plan); !loaded)
     return std::unexpected(loaded.error());
   if (planned.valid()) {
     s->uprobe_targets_ = planned.get();
@@ -147,7 +148,8 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
   return s;
 }
 
-result<> session::load(const session_options& options, const std::vector<std::unique_ptr<layer>>& layers)
+result<> session::load(const session_options& options, const std::vector<std::unique_ptr<layer>>& layers,
+                       std::function<void()> while_loading)
 {
   maps_.hold_new = !uprobe_targets_.empty() || !uprobe_entries_.empty();
   maps_.wake_mark = options.ring_bytes / 4;
@@ -169,6 +171,7 @@ result<> session::load(const session_options& options, const std::vector<std::un
       pidns.st_dev,
       pidns.st_ino,
       0,
+      std::move(while_loading),
       options.core_btf_dir};
   auto object = load_object(settings, layers, all_layer_names());
   if (!object)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -98,7 +99,8 @@ class session {
   session() = default;
   // Loads the object with the programs of `layers` and the process tracker's, and attaches the
   // latter; the layers the kernel refused are reported.
-  result<> load(const session_options& options, const std::vector<std::unique_ptr<layer>>& layers);
+  result<> load(const session_options& options, const std::vector<std::unique_ptr<layer>>& layers,
+                std::function<void()> while_loading);
   result<> set_hold_gate(bool open);
   // Stops holding new processes and continues every one still held (idempotent); the error
   // says the gate could not be closed (processes forking later may stay stopped).
