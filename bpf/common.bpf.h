@@ -302,7 +302,8 @@ static __always_inline void dc_path_submit(struct dc_path_record* r, __u32 len)
 /* Path records are built by global functions: the verifier checks a global function once, on
  * its own, where an inlined one is checked again for every state of every caller that reaches
  * it (half of the 32,000 instructions verified for dc_syscall_exit were its two call paths and
- * its file name). A global function takes scalars only (a kernel pointer as its address). */
+ * its file name). A global function takes scalars (a kernel pointer as its address) or a pointer
+ * to memory it may read and write (a thread's state: dc_stage_flush), which it checks for NULL. */
 #define DC_GLOBAL __attribute__((noinline))
 
 /* Emits the absolute path of the open file at address `file` as a DC_REC_FILE_NAME record. */

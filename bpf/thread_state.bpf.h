@@ -78,11 +78,15 @@ struct {
  * stage is full or old, before a path record, and at the thread's exit; the uprobe layer before
  * a probed function's own record, so the system calls it made reach user space before it, as
  * every other child does (user space writes parents first: sink/thread_order.h). */
-static __always_inline void dc_stage_flush(struct dc_thread* e)
+/* A global function (common.bpf.h DC_GLOBAL): the verifier checks it once, not again on every
+ * path of each caller (four places in dc_syscall_exit alone). */
+DC_GLOBAL int dc_stage_flush(struct dc_thread* e)
 {
+  if (!e)
+    return 0;
   __u32 n = e->staged;
   if (n == 0 || n > DC_STAGE_EVENTS)
-    return;
+    return 0;
   e->run.kind = DC_REC_STAGED;
   e->run.tgid = 0; /* each staged record names its own thread */
   e->run.tid = 0;
@@ -91,6 +95,7 @@ static __always_inline void dc_stage_flush(struct dc_thread* e)
   if (bpf_ringbuf_output(&dc_events, &e->run, sizeof(e->run) + n * sizeof(e->stage[0]), dc_submit_flags()))
     dc_count_loss_n(DC_LOSS_RING_FULL, n);
   e->staged = 0;
+  return 0;
 }
 
 _Static_assert(__builtin_offsetof(struct dc_thread, stage) ==
