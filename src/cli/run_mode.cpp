@@ -121,13 +121,6 @@ result<int> run_traced(const run_options& options)
 
   std::string trace_path =
       options.trace_path.empty() ? default_trace_path(options.command.front()) : options.trace_path;
-  auto trace_file = gzip_member_writer::create(trace_path, gzip_member_writer::default_level,
-                                               gzip_member_writer::default_workers());
-  if (!trace_file)
-    return std::unexpected(trace_file.error());
-  unlink_unless_kept trace_guard{trace_path, trace_file->identity()};
-  if (!options.no_index)
-    trace_file->index_to(trace_path + ".zindex");
   std::optional<pending_file> summary_file;
   if (!options.summary_path.empty()) {
     auto reserved = pending_file::reserve(options.summary_path);
@@ -146,8 +139,28 @@ result<int> run_traced(const run_options& options)
   auto views = make_views(options, *config, interval_ms, live_out);
   if (!views)
     return std::unexpected(views.error());
-  auto probes = session::open({options.ring_bytes, options.verbose, options.layers, &*config, nullptr,
-                               nullptr, nullptr, interval_ns, options.hold_ring_bytes});
+  // The trace file, its compressors and its line index (~10 ms here) are made while libbpf
+  // loads the object on the other CPU; a path that cannot be written still stops the run
+  // before CMD starts, and its error comes first.
+  std::optional<result<gzip_member_writer>> trace_file;
+  auto make_trace = [&] {
+    trace_file.emplace(gzip_member_writer::create(trace_path, gzip_member_writer::default_level,
+                                                  gzip_member_writer::default_workers()));
+    if (*trace_file && !options.no_index)
+      (*trace_file)->index_to(trace_path + ".zindex");
+  };
+  session_options session_settings{
+      options.ring_bytes, options.verbose,        options.layers, &*config, nullptr, nullptr, nullptr,
+      interval_ns,        options.hold_ring_bytes};
+  session_settings.beside_load = make_trace;
+  auto probes = session::open(session_settings);
+  if (probes && !trace_file)
+    make_trace();  // a session that loaded no object
+  if (trace_file && !*trace_file)
+    return std::unexpected(trace_file->error());
+  std::optional<unlink_unless_kept> trace_guard;
+  if (trace_file)
+    trace_guard.emplace(trace_path, (*trace_file)->identity());
   if (!probes)
     return std::unexpected(probes.error());
   for (const auto& note : (*probes)->notes()) std::fprintf(stderr, "datacrumbs: %s\n", note.c_str());
@@ -173,7 +186,7 @@ result<int> run_traced(const run_options& options)
   std::optional<std::jthread> attaching(
       std::in_place, [&] { attached = (*probes)->attach_process(static_cast<uint32_t>(child->pid)); });
   auto pipeline =
-      trace_pipeline::start(**probes, std::move(*trace_file), static_cast<uint32_t>(child->pid), rules,
+      trace_pipeline::start(**probes, std::move(**trace_file), static_cast<uint32_t>(child->pid), rules,
                             std::move(snapshots), std::move(*views), options.process_detail);
   attaching.reset();  // joined
   if (!pipeline)
@@ -186,7 +199,7 @@ result<int> run_traced(const run_options& options)
                  refused.size(), refused.front().c_str());
   if (auto armed = (*probes)->arm(static_cast<uint32_t>(child->pid)); !armed)
     return abandon(armed.error());
-  trace_guard.keep = true;
+  trace_guard->keep = true;
 
   auto released = release(*child, options.command.front());
   int exit_code = wait_for_exit(child->pid);

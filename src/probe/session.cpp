@@ -14,6 +14,7 @@
 #include <cstring>
 #include <future>
 #include <system_error>
+#include <thread>
 #include <utility>
 #include <string>
 
@@ -95,7 +96,21 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     return (!wanted.empty() || options.config || options.uprobes) &&
            std::ranges::find(wanted, l->name()) == wanted.end();
   });
-  if (auto loaded = s->load(options, layers, start_plan); !loaded)
+  std::optional<std::jthread> beside;
+  auto while_loading = [&] {
+    if (start_plan)
+      start_plan();
+    if (options.beside_load) {
+      try {
+        beside.emplace(options.beside_load);
+      } catch (const std::system_error&) {
+        options.beside_load();  // no thread to be had: here, before the load
+      }
+    }
+  };
+  auto loaded = s->load(options, layers, while_loading);
+  beside.reset();  // joined
+  if (!loaded)
     return std::unexpected(loaded.error());
   if (planned.valid()) {
     s->uprobe_targets_ = planned.get();

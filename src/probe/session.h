@@ -34,6 +34,10 @@ struct session_options {
   // Where the minimal BTF for CO-RE is cached (probe/core_btf.h); empty: relocate against the
   // kernel's whole BTF every time.
   std::string core_btf_dir = "/var/cache/datacrumbs";
+  // Run on a thread of its own while libbpf loads the object (which uses one CPU), and joined
+  // before open() returns; not run when open() fails before the load. The run's trace file and
+  // line index are made there.
+  std::function<void()> beside_load = {};
 };
 
 // The maps of the object that user space reads and writes, and the settings they were made with.
