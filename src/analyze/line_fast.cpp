@@ -78,7 +78,7 @@ enum class read_status { ok, bad, nested };
     else if (x.is_uint64())
       out = {num_kind::number, static_cast<int64_t>(x.get_uint64()), {}};
     else
-      out = {num_kind::number, static_cast<int64_t>(x.get_double()), {}};
+      out = {num_kind::number, real_as_int64(x.get_double()), {}};
     return read_status::ok;
   }
   if (first == '"') {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "analyze/line_fields.h"
+#include "analyze/line_integer.h"
 #include "core/hash.h"
 
 namespace dc::analyze {
@@ -62,8 +63,7 @@ line_value dom_value(simdjson::dom::element v, string_arena& arena)
     case element_type::INT64: return {num_kind::number, v.get_int64().value_unsafe(), {}};
     case element_type::UINT64:
       return {num_kind::number, static_cast<int64_t>(v.get_uint64().value_unsafe()), {}};
-    case element_type::DOUBLE:
-      return {num_kind::number, static_cast<int64_t>(v.get_double().value_unsafe()), {}};
+    case element_type::DOUBLE: return {num_kind::number, real_as_int64(v.get_double().value_unsafe()), {}};
     case element_type::BOOL: return {num_kind::number, v.get_bool().value_unsafe(), {}};
     case element_type::STRING: return string_value(arena.keep(v.get_string().value_unsafe()));
     default: return {};  // null, object, array: not kept

@@ -98,6 +98,8 @@ TEST(AnalyzeFastPath, ValuesAreReadAsTheDomParserReadsThem)
           R"({"name":"n","ph":"X","ts":123456789012345678,"dur":0,"id":-0,"args":{"a":-123456789012345678,)"
           R"("b":1234567890123456789,"c":-9223372036854775808,"d":12345678,"e":-1234567 ,"f":1e3,"g":-7.9,)"
           R"("h":99999999,"i":100000000,"j":7}})",
+          // Reals beyond int64's range (the fuzzer's -1e300) saturate, as in the DOM reader.
+          R"({"name":"n","ph":"X","args":{"a":-1e300,"b":1e300,"c":9.3e18,"d":-9.3e18,"e":-0.5}})",
       },
       chunk);
   ASSERT_TRUE(got[0].record);
@@ -152,6 +154,24 @@ TEST(AnalyzeFastPath, ValuesAreReadAsTheDomParserReadsThem)
   EXPECT_EQ(e.arg("h"), 99999999);
   EXPECT_EQ(e.arg("i"), 100000000);
   EXPECT_EQ(e.arg("j"), 7);
+
+  ASSERT_TRUE(got[5].record);
+  const analyze::record& f = got[5].r;
+  EXPECT_EQ(f.arg("a"), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(f.arg("b"), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(f.arg("c"), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(f.arg("d"), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(f.arg("e"), 0);
+}
+
+TEST(AnalyzeFastPath, RealsOutsideInt64SaturateInBothReaders)
+{
+  EXPECT_EQ(analyze::real_as_int64(-1e300), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(analyze::real_as_int64(1e300), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(analyze::real_as_int64(9223372036854775808.0), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(analyze::real_as_int64(-9223372036854775808.0), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(analyze::real_as_int64(-7.9), -7);
+  EXPECT_EQ(analyze::real_as_int64(std::numeric_limits<double>::quiet_NaN()), 0);
 }
 
 // A chunk's object lines are read as one document stream; lines the stream would read wrong
