@@ -154,8 +154,6 @@ result<int> run_traced(const run_options& options)
       interval_ns,        options.hold_ring_bytes};
   session_settings.beside_load = make_trace;
   auto probes = session::open(session_settings);
-  if (probes && !trace_file)
-    make_trace();  // a session that loaded no object
   if (trace_file && !*trace_file)
     return std::unexpected(trace_file->error());
   std::optional<unlink_unless_kept> trace_guard;

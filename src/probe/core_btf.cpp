@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -24,12 +25,6 @@ namespace dc {
 namespace {
 
 constexpr const char* kernel_btf = "/sys/kernel/btf/vmlinux";
-
-constexpr const char* cast_type_names[] = {
-#define DC_CAST_NAME(suffix, name) #name,
-    DC_CAST_TYPE_TABLE(DC_CAST_NAME)
-#undef DC_CAST_NAME
-};
 
 // FNV-1a over 64-bit words (then the tail bytes): the object is 1.3 MB and this runs every load.
 uint64_t mix(uint64_t h, std::span<const std::byte> bytes)
@@ -68,7 +63,7 @@ result<std::array<uint32_t, DC_CAST_COUNT>> read_ids(const std::string& path)
   std::array<uint32_t, DC_CAST_COUNT> ids{};
   for (size_t i = 0; i < ids.size(); ++i) {
     std::string name;
-    if (!(in >> name >> ids[i]) || name != cast_type_names[i])
+    if (!(in >> name >> ids[i]) || name != cast_type_name(i))
       return fail(path + " does not list this build's cast types");
   }
   return ids;
@@ -84,6 +79,7 @@ result<> run_bpftool(const std::vector<std::string>& args)
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // it is given paths, not this process's fds
   pid_t pid = -1;
   int err = posix_spawnp(&pid, "bpftool", &actions, nullptr, argv.data(), environ);
   if (err == ENOENT)
@@ -130,7 +126,7 @@ result<std::array<uint32_t, DC_CAST_COUNT>> kernel_cast_ids()
     return fail(std::string("cannot read the kernel's BTF: ") + std::strerror(errno));
   std::array<uint32_t, DC_CAST_COUNT> ids{};
   for (size_t i = 0; i < ids.size(); ++i) {
-    int id = btf__find_by_name_kind(vmlinux.get(), cast_type_names[i], BTF_KIND_STRUCT);
+    int id = btf__find_by_name_kind(vmlinux.get(), cast_type_name(i), BTF_KIND_STRUCT);
     ids[i] = id > 0 ? static_cast<uint32_t>(id) : 0;
   }
   return ids;
@@ -157,7 +153,7 @@ result<std::array<uint32_t, DC_CAST_COUNT>> write_cache(std::span<const std::byt
   }
   auto ids = kernel_cast_ids();
   std::ostringstream listed;
-  for (size_t i = 0; ids && i < ids->size(); ++i) listed << cast_type_names[i] << ' ' << (*ids)[i] << '\n';
+  for (size_t i = 0; ids && i < ids->size(); ++i) listed << cast_type_name(i) << ' ' << (*ids)[i] << '\n';
   std::string text = listed.str();
   result<std::string> ids_file = std::unexpected(error{});
   if (ids)
@@ -176,6 +172,17 @@ result<std::array<uint32_t, DC_CAST_COUNT>> write_cache(std::span<const std::byt
 }
 
 }  // namespace
+
+const char* cast_type_name(size_t i)
+{
+  static constexpr const char* names[] = {
+#define DC_CAST_NAME(suffix, name) #name,
+      DC_CAST_TYPE_TABLE(DC_CAST_NAME)
+#undef DC_CAST_NAME
+  };
+  static_assert(std::size(names) == DC_CAST_COUNT);
+  return names[i];
+}
 
 std::string core_btf_key(std::span<const std::byte> object)
 {

@@ -31,6 +31,9 @@ struct core_btf {
 // owner's alone, ...); loading then relocates against the kernel's whole BTF, only slower.
 result<core_btf> cached_core_btf(std::span<const std::byte> object, const std::string& dir);
 
+// The name of bpf/cast_types.h's type `i` (< DC_CAST_COUNT), as the kernel's BTF spells it.
+const char* cast_type_name(size_t i);
+
 // The cache files' name for `object` on this kernel: a hash of the object, the kernel's release
 // and version, and its BTF's size and last 4 KiB. Empty when the kernel's BTF cannot be read.
 std::string core_btf_key(std::span<const std::byte> object);

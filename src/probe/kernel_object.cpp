@@ -16,6 +16,7 @@
 #include <span>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "datacrumbs.skel.h"
 #include "core/huge_heap.h"
@@ -233,6 +234,7 @@ result<loaded_object> load_object(const object_settings& settings,
         cached ? core->path + (core->made ? " (made now)" : "") : "none: " + cached.error().message;
   }
   std::vector<std::string> refused, left_out;
+  std::optional<std::pair<core_btf, std::string>> parked;  // the cache, and whose refusal parked it
   bool started_aside = false;
   for (;;) {
     LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = core ? core->path.c_str() : nullptr);
@@ -285,18 +287,28 @@ result<loaded_object> load_object(const object_settings& settings,
       out.skel = skel;
       return out;
     }
+    auto [name, why] = blamed_program(warnings);
     // A refusal while relocating against the cached BTF is tried again against the kernel's
-    // whole BTF before any program is blamed: the cache must never cost a layer.
+    // whole BTF before any program is blamed: the cache must never cost a layer. The cache is
+    // parked meanwhile; it comes back when the same program is refused without it too (the
+    // kernel refuses that program, not the cache), so that a program this kernel always refuses
+    // does not make every run relocate against the whole BTF.
     if (core) {
       datacrumbs_bpf__destroy(skel);
-      out.core_btf = "none: a program was refused with " + core->path;
+      out.core_btf =
+          "none: " + (name.empty() ? std::string("a program") : name) + " was refused with " + core->path;
+      parked.emplace(std::move(*core), name);
       core.reset();
       continue;
     }
+    if (parked && parked->second == name && !name.empty()) {
+      core = std::move(parked->first);
+      out.core_btf = core->path + (core->made ? " (made now)" : "");
+    }
+    parked.reset();
     // Whose program was it? An optional one (a faster way this kernel may lack): load again
     // without it. A layer's: leave that layer out and load again; anything else (the process
     // tracker, a map) fails the whole object.
-    auto [name, why] = blamed_program(warnings);
     bpf_program* prog = name.empty() ? nullptr : bpf_object__find_program_by_name(skel->obj, name.c_str());
     auto blamed = std::ranges::find_if(layers, [&](const std::unique_ptr<layer>& l) {
       return prog && l->owns(prog) && std::ranges::find(refused, l->name()) == refused.end();

@@ -35,8 +35,8 @@ struct session_options {
   // kernel's whole BTF every time.
   std::string core_btf_dir = "/var/cache/datacrumbs";
   // Run on a thread of its own while libbpf loads the object (which uses one CPU), and joined
-  // before open() returns; not run when open() fails before the load. The run's trace file and
-  // line index are made there.
+  // before open() returns: always run when open() succeeds, not run when it fails before the
+  // load. The run's trace file and line index are made there.
   std::function<void()> beside_load = {};
 };
 

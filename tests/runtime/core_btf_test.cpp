@@ -17,6 +17,7 @@
 #include "probe/kernel_object.h"
 #include "probe/layer.h"
 #include "probe/layers.h"
+#include "probe/uprobe_layer.h"
 
 namespace dc {
 namespace {
@@ -66,15 +67,10 @@ TEST(core_btf, MadeOnceThenReadFromTheCacheWithTheKernelsOwnIds)
   EXPECT_EQ(mode_of(made->path) & 022, 0u);
   std::unique_ptr<btf, decltype(&btf__free)> vmlinux(btf__load_vmlinux_btf(), btf__free);
   ASSERT_TRUE(vmlinux);
-  const char* names[] = {
-#define DC_CAST_NAME(suffix, name) #name,
-      DC_CAST_TYPE_TABLE(DC_CAST_NAME)
-#undef DC_CAST_NAME
-  };
   for (size_t i = 0; i < DC_CAST_COUNT; ++i) {
-    int id = btf__find_by_name_kind(vmlinux.get(), names[i], BTF_KIND_STRUCT);
-    EXPECT_GT(id, 0) << names[i];
-    EXPECT_EQ(made->cast_ids[i], static_cast<uint32_t>(id)) << names[i];
+    int id = btf__find_by_name_kind(vmlinux.get(), cast_type_name(i), BTF_KIND_STRUCT);
+    EXPECT_GT(id, 0) << cast_type_name(i);
+    EXPECT_EQ(made->cast_ids[i], static_cast<uint32_t>(id)) << cast_type_name(i);
   }
   // No temporary file is left beside the two.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 2);
@@ -141,6 +137,29 @@ TEST(core_btf, EveryLayerLoadsAgainstTheCachedBtf)
       EXPECT_EQ(loaded->core_btf, "");
     datacrumbs_bpf__destroy(loaded->skel);
   }
+}
+
+// A program the kernel refuses with the cache and without it is the kernel's refusal, not the
+// cache's: it is left out and the rest still load against the cache (DATACRUMBS_NO_UPROBE_SESSION
+// makes this kernel refuse the optional uprobe session program, as a kernel before 6.13 does).
+TEST(core_btf, AProgramRefusedEitherWayLeavesTheCacheInUse)
+{
+  ASSERT_EQ(geteuid(), 0u) << "loading BPF programs needs root";
+  temp_dir dir;
+  setenv("DATACRUMBS_NO_UPROBE_SESSION", "1", 1);
+  object_settings settings;
+  settings.ring_bytes = 1u << 20;
+  settings.core_btf_dir = dir.path;
+  auto layers = make_layers();
+  layers.push_back(make_uprobe_layer({}, {}));
+  auto loaded = load_object(settings, layers, all_layer_names());
+  unsetenv("DATACRUMBS_NO_UPROBE_SESSION");
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_TRUE(loaded->refused.empty());
+  EXPECT_EQ(loaded->core_btf.rfind(dir.path + "/core-btf-", 0), 0u) << loaded->core_btf;
+  EXPECT_LT(bpf_program__fd(loaded->skel->progs.dc_uprobe_session), 0);
+  EXPECT_GE(bpf_program__fd(loaded->skel->progs.dc_uprobe_enter), 0);
+  datacrumbs_bpf__destroy(loaded->skel);
 }
 
 }  // namespace
