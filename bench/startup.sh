@@ -4,24 +4,36 @@
 # exit (the command's own exit, the detach, the drain and the summary). Interleaved with the
 # untraced command, with it under Darshan, and with it started by `datacrumbs_wrap` while the
 # daemon (README, Deployment) runs: loaded and verified once for every command; medians and
-# ranges.
+# ranges. Each datacrumbs config runs twice in a row: first loading its object (the run before
+# was another config's, whose kept object it cannot take), then taking the object the first run
+# kept (probe/object_keeper.h); the summary's `bpf_object` says which each run did.
 # shellcheck shell=bash disable=SC2154,SC2034 # $tmp, $dc, $darshan, $failed: the sourcing script's
 
 # startup_run CONFIG: one run; appends "CONFIG TOTAL START END" (seconds) to $tmp/startup.
 startup_run() {
-  local cmd=(/bin/date +%s.%N)
-  case "$1" in
+  local cmd=(/bin/date +%s.%N) dc_run=("$dc" run --summary "$tmp/st.json" -o "$tmp/st.pfw.gz")
+  case "${1%-kept}" in
     untraced) ;;
     darshan) darshan_command "$darshan" "$tmp/dlog" 0 "${cmd[@]}" && cmd=("${darshan_cmd[@]}") ;;
-    dc-default) cmd=("$dc" run -o "$tmp/st.pfw.gz" -- "${cmd[@]}") ;;
-    dc-syscall) cmd=("$dc" run --layers syscall -o "$tmp/st.pfw.gz" -- "${cmd[@]}") ;;
-    dc-profile) cmd=("$dc" run --mode profile -o "$tmp/st.pfw.gz" -- "${cmd[@]}") ;;
+    dc-default) cmd=("${dc_run[@]}" -- "${cmd[@]}") ;;
+    dc-syscall) cmd=("${dc_run[@]}" --layers syscall -- "${cmd[@]}") ;;
+    dc-profile) cmd=("${dc_run[@]}" --mode profile -- "${cmd[@]}") ;;
     dc-daemon) cmd=(env "${daemon_env[@]}" "$(dirname "$dc")/datacrumbs_wrap" "${cmd[@]}") ;;
   esac
-  local t0 t1 ran
+  local t0 t1 ran want
+  rm -f "$tmp/st.json"
   t0="$EPOCHREALTIME"
   ran="$("${cmd[@]}" 2>"$tmp/st.err")" || { log "start-up run $1 failed: $(tail -n1 "$tmp/st.err")"; return 1; }
   t1="$EPOCHREALTIME"
+  case "$1" in
+    dc-daemon | untraced | darshan) want= ;;
+    *-kept) want="taken from a keeper" ;;
+    *) want=loaded ;;
+  esac
+  if [[ -n "$want" ]] && ! grep -q "\"bpf_object\": \"$want\"" "$tmp/st.json"; then
+    log "start-up run $1: its BPF object was not $want"
+    return 1
+  fi
   echo "$1 $t0 $ran $t1" | awk '{printf "%s %.6f %.6f %.6f\n", $1, $4 - $2, $3 - $2, $4 - $3}' >>"$tmp/startup"
 }
 
@@ -60,7 +72,7 @@ startup_daemon_stop() {
 }
 
 startup_section() {
-  local configs=(untraced dc-default dc-syscall dc-profile) i c
+  local configs=(untraced dc-default dc-default-kept dc-syscall dc-syscall-kept dc-profile dc-profile-kept) i c
   [[ -z "$darshan" ]] || configs+=(darshan)
   : >"$tmp/startup"
   for ((i = 0; i < startup_runs; i++)); do
@@ -95,19 +107,26 @@ print(f"`CMD run -- /bin/date +%s.%N`, {sys.argv[2]} interleaved runs per config
 print()
 print("| config | whole run | start-up | end |")
 print("|---|---:|---:|---:|")
-names = {"untraced": "`/bin/date` alone", "dc-default": "datacrumbs, default layers",
-         "dc-syscall": "datacrumbs `--layers syscall`", "dc-profile": "datacrumbs `--mode profile`",
+names = {"untraced": "`/bin/date` alone", "dc-default": "datacrumbs, default layers, object loaded",
+         "dc-syscall": "datacrumbs `--layers syscall`, object loaded",
+         "dc-profile": "datacrumbs `--mode profile`, object loaded",
+         "dc-default-kept": "datacrumbs, default layers, kept object taken",
+         "dc-syscall-kept": "datacrumbs `--layers syscall`, kept object taken",
+         "dc-profile-kept": "datacrumbs `--mode profile`, kept object taken",
          "darshan": "Darshan (LD_PRELOAD)",
          "dc-daemon": "`datacrumbs_wrap`, the daemon running (default config)"}
 for c, v in runs.items():
     print(f"| {names.get(c, c)} | {cell(v, 0)} | {cell(v, 1)} | {cell(v, 2)} |")
 print()
-d = runs.get("dc-default")
+d, k = runs.get("dc-default"), runs.get("dc-default-kept")
 if d:
     total = st.median(r[0] for r in d)
+    kept = st.median(r[0] for r in k) if k else None
     end = max(st.median(r[2] for r in runs[c]) for c in runs if c.startswith("dc-"))
     print(f"- Target: `datacrumbs run -- /bin/true`-sized run ≤ 150 ms with the default layers: "
-          f"{total * 1000:.0f} ms, {'met' if total <= 0.15 else 'MISSED'}.")
+          f"{total * 1000:.0f} ms when it loads the object ({'met' if total <= 0.15 else 'MISSED'})" +
+          (f"; {kept * 1000:.0f} ms when it takes the object the run before kept "
+           f"({'met' if kept <= 0.15 else 'MISSED'})." if kept is not None else "."))
     print(f"- Target: end of a run ≤ 100 ms after the command exits (empty ring), worst median of the "
           f"datacrumbs configs: {end * 1000:.0f} ms, {'met' if end <= 0.1 else 'MISSED'}.")
 w = runs.get("dc-daemon")

@@ -247,3 +247,12 @@ int BPF_PROG(dc_block_rq_complete, struct request* rq, blk_status_t error, unsig
     dc_forget_request(rq);
   return 0;
 }
+
+/* Forgets every task's direct I/O file before the object is kept (dc_process_forget says why). */
+SEC("iter/task")
+int dc_block_forget(struct bpf_iter__task* ctx)
+{
+  if (ctx->task)
+    bpf_task_storage_delete(&dc_block_direct_io_file, ctx->task);
+  return 0;
+}

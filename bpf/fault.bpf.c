@@ -252,3 +252,12 @@ int BPF_PROG(dc_fault_rss_exit, struct task_struct* task, bool group_dead)
 
 /* Faults still open close at their thread's exit, and at the end of a run (dc_flush_faults). */
 DC_FLUSH_AT_EXIT_AND_END(dc_fault_at_exit, dc_fault_flush, dc_fault_states, dc_fault_close)
+
+/* Forgets every task's fault state before the object is kept (dc_process_forget says why). */
+SEC("iter/task")
+int dc_fault_forget(struct bpf_iter__task* ctx)
+{
+  if (ctx->task)
+    bpf_task_storage_delete(&dc_fault_states, ctx->task);
+  return 0;
+}

@@ -10,7 +10,13 @@
 struct dc_sock_owner {
   __u32 tgid;
   __u32 tid;
+  __u64 epoch; /* the run's that remembered it (dc_net_epoch) */
 };
+
+/* This run's, set by user space before the layer attaches (never 0). Owners live with their
+ * sockets, beyond a run: on an object kept for the next run (probe/object_keeper.h) an owner
+ * remembered by an earlier run is not this run's, and is taken for no owner at all. */
+__u64 dc_net_epoch = 0;
 
 /* The socket's traced owner, stored with the socket: it goes when the socket does (an LRU keyed
  * by the socket's address made all its elements at start-up, ~17 ms, and could evict an owner
@@ -45,6 +51,7 @@ static __always_inline int dc_owner_of(const struct sock* sk, int current_owns, 
   if (current_owns && dc_is_traced(pid_tgid >> 32)) {
     o->tgid = pid_tgid >> 32;
     o->tid = (__u32)pid_tgid;
+    o->epoch = dc_net_epoch;
     struct dc_sock_owner* kept =
         bpf_sk_storage_get(&dc_net_sock_owners, (struct sock*)sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
     if (kept)
@@ -54,7 +61,7 @@ static __always_inline int dc_owner_of(const struct sock* sk, int current_owns, 
     return 1;
   }
   struct dc_sock_owner* known = bpf_sk_storage_get(&dc_net_sock_owners, (struct sock*)sk, 0, 0);
-  if (!known) {
+  if (!known || known->epoch != dc_net_epoch) {
     __u16 lport = BPF_CORE_READ(sk, __sk_common.skc_num);
     struct dc_sock_owner* listener = bpf_map_lookup_elem(&dc_net_listeners, &lport);
     if (!listener)

@@ -190,3 +190,14 @@ int dc_process_profile_flush(struct bpf_iter__task* ctx)
     dc_profile_flush_thread(t, dc_profile_flush_below);
   return 0;
 }
+
+/* Forgets every thread's state: run over every task before an object is kept for the next run
+ * (probe/object_keeper.h), so that it starts as a fresh load does, whatever threads outlived the
+ * last run. */
+SEC("iter/task")
+int dc_process_forget(struct bpf_iter__task* ctx)
+{
+  if (ctx->task)
+    bpf_task_storage_delete(&dc_threads, ctx->task);
+  return 0;
+}

@@ -96,6 +96,11 @@ CLI::App* add_run(CLI::App& app, command_line& c, uint64_t& ring_mb, std::vector
                   "exited processes whose detail the summary keeps, those that moved the most bytes; the "
                   "others are totalled by command (default 1000)")
       ->transform(cli::whole_number(0, 1'000'000'000));
+  cmd->add_option("--keep-loaded", c.run.keep_loaded_s,
+                  "keep the loaded BPF object, detached, in a keeper process for SECONDS after the run, so "
+                  "that the next run configured the same way starts without loading it (default 120; 0: "
+                  "free it at the end)")
+      ->transform(cli::whole_number(0, 86400));
   cmd->add_option("command", c.run.command, "the command to trace, after --")->required();
   cmd->prefix_command(false);
 

@@ -31,6 +31,7 @@ struct run_options {
   std::string print_file;                  // --print to this file; empty: stdout
   bool live = false;                       // the live view on stdout (sink/live_view.h)
   uint64_t process_detail = default_process_detail;  // exited processes the summary keeps in detail
+  unsigned keep_loaded_s = 120;  // the loaded object kept this long for the next run (probe/object_keeper.h)
 };
 
 struct daemon_options {

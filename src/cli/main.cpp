@@ -1,5 +1,7 @@
 // datacrumbs: the command-line entry. Parses arguments (cli/command_line.h), runs one mode, and
 // turns an error value into the one line and exit code a user sees.
+#include <string_view>
+
 #include "cli/analyze_mode.h"
 #include "cli/command_line.h"
 #include "cli/daemon_mode.h"
@@ -8,6 +10,7 @@
 #include "cli/live_mode.h"
 #include "cli/options.h"
 #include "cli/run_mode.h"
+#include "probe/object_keeper.h"
 
 namespace {
 
@@ -20,6 +23,9 @@ int exit_code_of(const dc::result<int>& code)
 
 int main(int argc, char** argv)
 {
+  // A run's loaded object, kept for the next (probe/object_keeper.h): not a user's command.
+  if (argc > 1 && std::string_view(argv[1]) == dc::keeper_argument)
+    return dc::keeper_main(argc, argv);
   auto parsed = dc::parse_command_line(argc, argv);
   if (!parsed)
     return parsed.error();

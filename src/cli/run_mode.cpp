@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <thread>
 
@@ -153,6 +154,9 @@ result<int> run_traced(const run_options& options)
       options.ring_bytes, options.verbose,        options.layers, &*config, nullptr, nullptr, nullptr,
       interval_ns,        options.hold_ring_bytes};
   session_settings.beside_load = make_trace;
+  session_settings.keep_seconds = options.keep_loaded_s;
+  std::error_code no_exe;
+  session_settings.keeper_exe = std::filesystem::read_symlink("/proc/self/exe", no_exe).string();
   auto probes = session::open(session_settings);
   if (trace_file && !*trace_file)
     return std::unexpected(trace_file->error());
@@ -219,7 +223,10 @@ result<int> run_traced(const run_options& options)
 
   run_facts facts = (*pipeline)->facts(options.command, exit_code, trace_path, interval_ms);
   if (summary_file) {
-    auto written = summary_file->commit((*pipeline)->summary_json(facts).dump(2) + "\n");
+    nlohmann::json summary = (*pipeline)->summary_json(facts);
+    // How the BPF object came: loaded for this run, or taken from a keeper (probe/object_keeper.h).
+    summary["bpf_object"] = (*probes)->object_taken() ? "taken from a keeper" : "loaded";
+    auto written = summary_file->commit(summary.dump(2) + "\n");
     if (!written)
       return std::unexpected(written.error());
   }

@@ -17,7 +17,8 @@ class fault_layer final : public layer {
 
   result<> flush_stages() override
   {
-    return skel() ? run_task_iterator(skel()->progs.dc_fault_flush, "closes open page faults") : result<>{};
+    return skel() ? run_task_iterator(fd_of(skel()->progs.dc_fault_flush), "closes open page faults")
+                  : result<>{};
   }
 };
 

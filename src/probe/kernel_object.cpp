@@ -21,6 +21,7 @@
 #include "datacrumbs.skel.h"
 #include "core/huge_heap.h"
 #include "probe/core_btf.h"
+#include "probe/object_keeper.h"
 
 namespace dc {
 
@@ -236,6 +237,7 @@ result<loaded_object> load_object(const object_settings& settings,
   std::vector<std::string> refused, left_out;
   std::optional<std::pair<core_btf, std::string>> parked;  // the cache, and whose refusal parked it
   bool started_aside = false;
+  bool asked_keeper = !settings.kept_objects;
   for (;;) {
     LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = core ? core->path.c_str() : nullptr);
     datacrumbs_bpf* skel = datacrumbs_bpf__open_opts(&open_opts);
@@ -257,6 +259,31 @@ result<loaded_object> load_object(const object_settings& settings,
     if (!ready) {
       datacrumbs_bpf__destroy(skel);
       return std::unexpected(ready.error());
+    }
+    if (settings.kept_objects)
+      out.kept_key = kept_object_key(*skel);
+    // A kept object configured the same way needs no load at all (probe/object_keeper.h).
+    if (!std::exchange(asked_keeper, true) && !out.kept_key.empty()) {
+      // The work beside the load starts now: there may be no load to wait for.
+      if (settings.while_loading && !std::exchange(started_aside, true))
+        settings.while_loading();
+      auto kept = take_kept_object(out.kept_key);
+      result<std::vector<int>> adopted = std::unexpected(kept ? error{} : kept.error());
+      if (kept)
+        adopted = adopt_kept_object(*skel, std::move(*kept));
+      if (adopted) {
+        out.skel = skel;
+        out.adopted = true;
+        out.adopted_programs = std::move(*adopted);
+        if (settings.verbose)
+          std::fprintf(stderr, "datacrumbs: the object was taken from its keeper, not loaded\n");
+        return out;
+      }
+      out.keeper_note = adopted.error().message;
+      if (kept) {  // some maps may be the kept ones already: open the object afresh
+        datacrumbs_bpf__destroy(skel);
+        continue;
+      }
     }
     create_slow_maps(skel);
     {

@@ -28,16 +28,23 @@ struct object_settings {
   uint64_t holder_ns_ino = 0;        // the kernel knows the holder's death
   uint32_t possible_cpus = 0;        // 0: this machine's; more checks the programs verify for a
                                      // larger machine (the per-CPU counters the fault layer reads)
-  // Called once, right before libbpf's load: to start work on another thread, which then has a
-  // CPU while libbpf uses one (the maps before the load are made on every CPU).
+  // Called once, right before libbpf's load or asking a keeper for the object: to start work on another
+  // thread, which then has a CPU while libbpf uses one (the maps before the load are made on every CPU).
   std::function<void()> while_loading;
   std::string core_btf_dir;  // where the minimal BTF for CO-RE is cached; empty: none (core_btf.h)
+  // Take the object from this user's keeper when it keeps one configured the same way
+  // (probe/object_keeper.h), and name what loads so that it can be kept.
+  bool kept_objects = false;
 };
 
 struct loaded_object {
   datacrumbs_bpf* skel = nullptr;     // owned by the caller (datacrumbs_bpf__destroy)
   std::vector<layer_report> refused;  // layers left out, and why
   std::string core_btf;               // what CO-RE relocated against: the cached minimal BTF, or why not
+  std::string kept_key;               // with kept_objects: what names this object for a keeper
+  bool adopted = false;               // taken from a keeper, not loaded
+  std::vector<int> adopted_programs;  // adopted: the programs' fds in the object's order (the caller's)
+  std::string keeper_note;            // with kept_objects, not adopted: why not
 };
 
 // Loads the object with the programs of `layers`; a layer in `refused` keeps its object pointer

@@ -38,6 +38,36 @@ struct layer_report {
 // kernel (decoded in collect/ like a ring record).
 using page_cache_entry = std::pair<dc_pagecache_key, dc_pagecache_counts>;
 
+// The fds of the object's loaded programs: libbpf's after a load; after an adoption (a kept
+// object, probe/object_keeper.h: libbpf 1.1 cannot take a loaded program) those the keeper
+// handed over, owned here, with the runs each had skipped before (the kernel counts on).
+class program_fds {
+ public:
+  program_fds() = default;
+  program_fds(const program_fds&) = delete;
+  program_fds& operator=(const program_fds&) = delete;
+  ~program_fds();
+  // Takes `fds`, the fds of `obj`'s programs that load, in the object's order.
+  void adopt(bpf_object* obj, std::vector<int> fds);
+  bool adopted() const { return !adopted_.empty(); }
+  int fd(const bpf_program* prog) const;
+  uint64_t skipped_before(const bpf_program* prog) const;
+  // The fds of `obj`'s loaded programs in the object's order (to keep the object).
+  std::vector<int> in_order(bpf_object* obj) const;
+
+ private:
+  struct entry {
+    const bpf_program* prog;
+    int fd;
+    uint64_t skipped_before;
+  };
+  std::vector<entry> adopted_;
+};
+
+// Attaches a loaded tp_btf program by its fd (an adopted program has no libbpf link): the
+// link's fd, or the error.
+result<int> attach_tracing_program(const program_fds& fds, const bpf_program* prog);
+
 class layer {
  public:
   virtual ~layer();
@@ -47,8 +77,9 @@ class layer {
   bool owns(const bpf_program* prog) const;
   // The object, opened and not loaded yet: the layer's settings (rodata, program types).
   virtual result<> before_load(datacrumbs_bpf&) { return {}; }
-  // The object, loaded with this layer's programs (kept for attach and detach): fills its maps.
-  result<> loaded(datacrumbs_bpf& skel);
+  // The object, loaded with this layer's programs whose fds are `fds` (both kept for attach and
+  // detach): fills its maps.
+  result<> loaded(datacrumbs_bpf& skel, const program_fds& fds);
   // Attaches every program of the layer, one by one.
   virtual layer_report attach();
   // Detaches every program; in-flight runs have finished when it returns.
@@ -67,10 +98,14 @@ class layer {
   virtual result<> after_load(datacrumbs_bpf&) { return {}; }
   // The loaded object (null before loaded()).
   datacrumbs_bpf* skel() const { return skel_; }
+  // A loaded program's fd (libbpf's, or the kept object's).
+  int fd_of(const bpf_program* prog) const;
   void add_link(bpf_link* link) { links_.push_back(link); }
 
  private:
   datacrumbs_bpf* skel_ = nullptr;
+  const program_fds* fds_ = nullptr;
+  std::vector<int> link_fds_;  // attached by program fd
   std::vector<bpf_link*> links_;
 };
 
@@ -96,13 +131,15 @@ bool map_of(const bpf_map* map, std::string_view name);
 // Destroys `links` last first and empties it. Hooks go in the reverse of the order they came:
 // session::detach says why.
 void destroy_links_in_reverse(std::vector<bpf_link*>& links);
+void close_links_in_reverse(std::vector<int>& link_fds);
 
 // Runs a task iterator program once over every task (reading the iterator runs it); `what`
 // names its purpose in the error.
-result<> run_task_iterator(bpf_program* prog, std::string_view what);
+result<> run_task_iterator(int prog_fd, std::string_view what);
 
-// Sum of the kernel's recursion misses over the loaded programs of `obj` named dc_<name>_...
-uint64_t skipped_runs(bpf_object* obj, std::string_view name);
+// Sum of the kernel's recursion misses over the loaded programs of `obj` named dc_<name>_...,
+// since this run loaded or adopted them.
+uint64_t skipped_runs(bpf_object* obj, const program_fds& fds, std::string_view name);
 
 // Every layer, in the order they are reported.
 std::vector<std::unique_ptr<layer>> make_layers();

@@ -1,7 +1,10 @@
 #include "probe/layers.h"
 
+#include <time.h>
+
 #include "core/category.h"
 #include "core/user_regex.h"
+#include "datacrumbs.skel.h"
 
 namespace dc {
 
@@ -11,9 +14,31 @@ std::unique_ptr<layer> make_block_layer()
   return std::make_unique<plain_layer>("block", category::block);
 }
 
+namespace {
+
+// The network layer: each run has its own epoch (bpf/net.bpf.c, dc_net_epoch), so that a
+// socket's owner remembered by an earlier run on a kept object is not taken for this run's.
+class net_layer final : public layer {
+ public:
+  std::string_view name() const override { return "net"; }
+  std::string_view category() const override { return category::net; }
+
+ protected:
+  result<> after_load(datacrumbs_bpf& skel) override
+  {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    skel.bss->dc_net_epoch =
+        static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec) + 1;
+    return {};
+  }
+};
+
+}  // namespace
+
 std::unique_ptr<layer> make_net_layer()
 {
-  return std::make_unique<plain_layer>("net", category::net);
+  return std::make_unique<net_layer>();
 }
 
 std::vector<std::unique_ptr<layer>> make_layers()

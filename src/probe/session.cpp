@@ -11,6 +11,7 @@
 #include <bit>
 #include <chrono>
 #include <iterator>
+#include <cstdio>
 #include <cstring>
 #include <future>
 #include <system_error>
@@ -22,6 +23,7 @@
 #include "probe/system_checks.h"
 #include "datacrumbs.skel.h"
 #include "probe/kernel_object.h"
+#include "probe/object_keeper.h"
 
 extern "C" {
 #include "events.h"
@@ -121,7 +123,7 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
   for (auto& l : layers) {
     auto refused = std::ranges::find(s->reports_, l->name(), &layer_report::name);
     if (refused == s->reports_.end()) {
-      if (auto ready = l->loaded(*s->skel_); !ready)
+      if (auto ready = l->loaded(*s->skel_, s->program_fds_); !ready)
         s->reports_.push_back(
             {std::string(l->name()), std::string(l->category()), false, {}, ready.error().message});
     }
@@ -187,12 +189,23 @@ result<> session::load(const session_options& options, const std::vector<std::un
       pidns.st_ino,
       0,
       std::move(while_loading),
-      options.core_btf_dir};
+      options.core_btf_dir,
+      options.keep_seconds > 0 && !options.keeper_exe.empty()};
   auto object = load_object(settings, layers, all_layer_names());
   if (!object)
     return std::unexpected(object.error());
   skel_ = object->skel;
   reports_ = std::move(object->refused);
+  if (object->adopted)
+    program_fds_.adopt(skel_->obj, std::move(object->adopted_programs));
+  else if (!object->keeper_note.empty() && options.verbose)
+    std::fprintf(stderr, "datacrumbs: no kept object taken: %s\n", object->keeper_note.c_str());
+  verbose_ = options.verbose;
+  if (settings.kept_objects) {
+    kept_key_ = object->kept_key;
+    keep_seconds_ = options.keep_seconds;
+    keeper_exe_ = options.keeper_exe;
+  }
   maps_.events_fd = bpf_map__fd(skel_->maps.dc_events);
   maps_.traced_fd = bpf_map__fd(skel_->maps.dc_traced);
   maps_.lost_fd = bpf_map__fd(skel_->maps.dc_lost);
@@ -205,13 +218,14 @@ result<> session::load(const session_options& options, const std::vector<std::un
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel_->obj)
   {
-    if (!program_of(prog, "process"))
+    // Iterators are not hooks: they run when asked (flush_profile).
+    if (!program_of(prog, "process") || bpf_program__expected_attach_type(prog) == BPF_TRACE_ITER)
       continue;
-    bpf_link* link = bpf_program__attach(prog);
+    auto link = attach_tracing_program(program_fds_, prog);
     if (!link)
       return fail(std::string("cannot attach ") + bpf_program__section_name(prog) + ": " +
-                  std::strerror(errno) + "; processes cannot be followed");
-    process_links_.push_back(link);
+                  link.error().message + "; processes cannot be followed");
+    process_links_.push_back(*link);
   }
   return {};
 }
@@ -219,7 +233,7 @@ result<> session::load(const session_options& options, const std::vector<std::un
 result<> session::flush_profile(uint64_t below_epoch)
 {
   skel_->bss->dc_profile_flush_below = below_epoch;
-  return run_task_iterator(skel_->progs.dc_process_profile_flush,
+  return run_task_iterator(program_fds_.fd(skel_->progs.dc_process_profile_flush),
                            "moves threads' profile counters to the map");
 }
 
@@ -321,7 +335,13 @@ session::~session()
   (void)release_holds();
   holder_.reset();
   while (!layers_.empty()) layers_.pop_back();  // in reverse, as detach() (why there)
-  destroy_links_in_reverse(process_links_);
+  close_links_in_reverse(process_links_);
+  // Detached: the next run configured the same way may take the object instead of loading it.
+  if (!kept_key_.empty() && skel_) {
+    auto kept = keep_object(*skel_, program_fds_.in_order(skel_->obj), kept_key_, keeper_exe_, keep_seconds_);
+    if (!kept && verbose_)
+      std::fprintf(stderr, "datacrumbs: the object is not kept: %s\n", kept.error().message.c_str());
+  }
   datacrumbs_bpf__destroy(skel_);
 }
 
@@ -367,7 +387,7 @@ loss_counts session::losses()
 {
   loss_counts total;
   for (uint32_t kind = 0; kind < DC_LOSS_KINDS; ++kind) total.kernel[kind] = loss(kind);
-  total.skipped = skipped_runs(skel_->obj, "process");
+  total.skipped = skipped_runs(skel_->obj, program_fds_, "process");
   for (const auto& l : layers_) total.skipped += l->skipped_runs();
   return total;
 }

@@ -38,6 +38,11 @@ struct session_options {
   // before open() returns: always run when open() succeeds, not run when it fails before the
   // load. The run's trace file and line index are made there.
   std::function<void()> beside_load = {};
+  // Objects kept between runs (probe/object_keeper.h): the object is taken from this user's
+  // keeper when it keeps one configured the same way, and at the end handed to a new keeper,
+  // `keeper_exe` started as `__keep-object`, for `keep_seconds`. 0: loaded and freed here.
+  unsigned keep_seconds = 0;
+  std::string keeper_exe = {};
 };
 
 // The maps of the object that user space reads and writes, and the settings they were made with.
@@ -98,6 +103,8 @@ class session {
   std::vector<uprobe_placement> uprobe_placements() const;
   // Whether calls are linked as uprobe sessions (see user_probes::call_sessions).
   bool uprobe_call_sessions() const;
+  // Whether the object was taken from a keeper (probe/object_keeper.h), not loaded.
+  bool object_taken() const { return program_fds_.adopted(); }
 
  private:
   session() = default;
@@ -115,7 +122,12 @@ class session {
   std::unique_ptr<process_holder> holder_;
   bool holds_released_ = false;  // release_holds() ran: its pause is not paid again at the end
   bool first_attached_ = false;
-  std::vector<bpf_link*> process_links_;
+  std::vector<int> process_links_;
+  program_fds program_fds_;
+  std::string kept_key_;  // what names the object for a keeper; empty: not kept
+  unsigned keep_seconds_ = 0;
+  bool verbose_ = false;
+  std::string keeper_exe_;
   shared_maps maps_;
   std::vector<std::unique_ptr<layer>> layers_;
   std::vector<layer_report> reports_;

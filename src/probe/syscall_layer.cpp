@@ -19,7 +19,7 @@ class syscall_layer final : public layer {
 
   result<> flush_stages() override
   {
-    return skel() ? run_task_iterator(skel()->progs.dc_syscall_flush, "sends staged syscall records")
+    return skel() ? run_task_iterator(fd_of(skel()->progs.dc_syscall_flush), "sends staged syscall records")
                   : result<>{};
   }
 

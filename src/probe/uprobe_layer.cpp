@@ -173,9 +173,9 @@ class uprobe_layer final : public user_probes {
   result<> after_load(datacrumbs_bpf& skel) override
   {
     // skel() is set: the spec map is filled through it, as for later targets.
-    int session = bpf_program__fd(skel.progs.dc_uprobe_session);
-    calls_ = {session, session >= 0 ? -1 : bpf_program__fd(skel.progs.dc_uprobe_enter),
-              session >= 0 ? -1 : bpf_program__fd(skel.progs.dc_uprobe_return)};
+    int session = fd_of(skel.progs.dc_uprobe_session);
+    calls_ = {session, session >= 0 ? -1 : fd_of(skel.progs.dc_uprobe_enter),
+              session >= 0 ? -1 : fd_of(skel.progs.dc_uprobe_return)};
     for (uint32_t i = 0; i < targets_.size(); ++i)
       if (auto written = write_spec(i, targets_[i].function); !written)
         return written;
@@ -201,8 +201,8 @@ class uprobe_layer final : public user_probes {
       return settled;
     for (const auto& [binary, sites] : usdt_) {
       std::vector<uint64_t> refused;  // a USDT site is a nop: the kernel does not refuse it
-      if (int err = link_probe_set(bpf_program__fd(skel()->progs.dc_uprobe_usdt), trace_uprobe_multi, binary,
-                                   sites, false, tgid, fds, refused))
+      if (int err = link_probe_set(fd_of(skel()->progs.dc_uprobe_usdt), trace_uprobe_multi, binary, sites,
+                                   false, tgid, fds, refused))
         return fail("cannot attach the USDT probes of " + binary + " for process " + std::to_string(tgid) +
                     ": " + std::strerror(err));
     }

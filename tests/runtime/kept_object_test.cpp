@@ -1,0 +1,150 @@
+// A run's loaded object kept for the next (probe/object_keeper.h): the next run configured the
+// same way takes it instead of loading, and counts exactly what a fresh load counts; another
+// configuration loads its own; a keeper goes after its idle time; --keep-loaded 0 keeps nothing.
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "runtime/runtime_helpers.h"
+
+namespace dc::test {
+namespace {
+
+constexpr const char* taken_line = "the object was taken from its keeper, not loaded";
+
+// Whether this user's keeper is listening (its abstract socket in /proc/net/unix).
+bool keeper_listening()
+{
+  std::ifstream in("/proc/net/unix");
+  std::string line, name = "@datacrumbs-keeper-" + std::to_string(geteuid());
+  while (std::getline(in, line))
+    if (line.size() >= name.size() && line.compare(line.size() - name.size(), name.size(), name) == 0)
+      return true;
+  return false;
+}
+
+bool wait_for(bool listening, std::chrono::seconds within)
+{
+  auto end = std::chrono::steady_clock::now() + within;
+  while (keeper_listening() != listening) {
+    if (std::chrono::steady_clock::now() > end)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// Keepers alive, once those told to go have gone (a keeper exits as soon as it is told, or has
+// handed its object over).
+int keepers(int expected)
+{
+  int n = -1;
+  for (int i = 0; i < 250 && n != expected; ++i) {
+    if (i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    n = run_shell("exit $(pgrep -c -x dc-keeper)");
+  }
+  return n;
+}
+
+void stop_keepers()
+{
+  run_shell("pkill -x dc-keeper");
+  ASSERT_TRUE(wait_for(false, std::chrono::seconds(5)));
+}
+
+struct file_counts {
+  uint64_t writes = 0, bytes = 0;
+};
+
+// The write calls to `path` in a trace, and their bytes.
+file_counts writes_to(const traced_run& run, const std::string& path)
+{
+  uint64_t hash = 0;
+  for (const auto& [h, p] : file_names(run.trace))
+    if (p == path)
+      hash = h;
+  file_counts c;
+  for (const auto& e : complete_events(run.trace))
+    if (e["cat"] == "POSIX" && e["name"] == "write" && e["args"].contains("fhash") &&
+        e["args"]["fhash"].get<uint64_t>() == hash) {
+      ++c.writes;
+      c.bytes += e["args"]["ret"].get<int64_t>();
+    }
+  return c;
+}
+
+TEST_F(runtime_test, KeptObjectIsTakenByTheNextRunAndCountsAsAFreshLoad)
+{
+  stop_keepers();
+  std::string out = dir / "out.bin";
+  std::string dd = "dd if=/dev/zero of=" + shell_quote(out) + " bs=4096 count=50 status=none";
+  auto fresh = trace_command(dir, dd, "-v");
+  ASSERT_EQ(fresh.exit_code, 0) << fresh.err.substr(0, 2000);
+  EXPECT_EQ(fresh.err.find(taken_line), std::string::npos);
+  EXPECT_EQ(fresh.summary["bpf_object"], "loaded");
+  ASSERT_TRUE(wait_for(true, std::chrono::seconds(10))) << "no keeper after the run";
+  for (int run = 0; run < 2; ++run) {
+    auto kept = trace_command(dir, dd, "-v");
+    ASSERT_EQ(kept.exit_code, 0) << kept.err.substr(0, 2000);
+    EXPECT_NE(kept.err.find(taken_line), std::string::npos) << kept.err.substr(0, 2000);
+    EXPECT_EQ(kept.summary["bpf_object"], "taken from a keeper");
+    auto a = writes_to(fresh, out), b = writes_to(kept, out);
+    EXPECT_EQ(a.writes, 50u);
+    EXPECT_EQ(a.bytes, 50u * 4096);
+    EXPECT_EQ(b.writes, 50u);
+    EXPECT_EQ(b.bytes, 50u * 4096);
+    EXPECT_EQ(kept.summary["events"]["lost"], 0) << kept.summary.dump();
+    ASSERT_TRUE(wait_for(true, std::chrono::seconds(10))) << "the taking run kept no object";
+  }
+  EXPECT_EQ(keepers(1), 1);
+}
+
+// Back to back (a script's commands): the next run starts while the keeper still resets the
+// object, waits for it, and takes it.
+TEST_F(runtime_test, ARunRightAfterAnotherTakesItsObject)
+{
+  stop_keepers();
+  ASSERT_EQ(trace_command(dir, "true").exit_code, 0);
+  for (int i = 0; i < 3; ++i) {
+    auto next = trace_command(dir, "true");
+    ASSERT_EQ(next.exit_code, 0) << next.err;
+    EXPECT_EQ(next.summary["bpf_object"], "taken from a keeper") << "run " << i;
+  }
+}
+
+TEST_F(runtime_test, AnotherConfigurationLoadsItsOwnAndOneKeeperStays)
+{
+  stop_keepers();
+  ASSERT_EQ(trace_command(dir, "true").exit_code, 0);
+  ASSERT_TRUE(wait_for(true, std::chrono::seconds(10)));
+  auto other = trace_command(dir, "true", "-v --layers syscall");
+  ASSERT_EQ(other.exit_code, 0);
+  EXPECT_EQ(other.err.find(taken_line), std::string::npos);
+  EXPECT_NE(other.err.find("the kept object is another configuration's"), std::string::npos)
+      << other.err.substr(0, 2000);
+  // Its own object replaced the first: the next `--layers syscall` run takes it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(wait_for(true, std::chrono::seconds(10)));
+  auto again = trace_command(dir, "true", "-v --layers syscall");
+  EXPECT_NE(again.err.find(taken_line), std::string::npos) << again.err.substr(0, 2000);
+  ASSERT_TRUE(wait_for(true, std::chrono::seconds(10)));
+  EXPECT_EQ(keepers(1), 1);
+}
+
+TEST_F(runtime_test, AKeeperGoesAfterItsIdleTimeAndNoneIsMadeWithKeepLoadedZero)
+{
+  stop_keepers();
+  ASSERT_EQ(trace_command(dir, "true", "--keep-loaded 1").exit_code, 0);
+  ASSERT_TRUE(wait_for(true, std::chrono::seconds(10)));
+  EXPECT_TRUE(wait_for(false, std::chrono::seconds(5))) << "the keeper outlived its idle time";
+  EXPECT_EQ(keepers(0), 0);
+  ASSERT_EQ(trace_command(dir, "true", "--keep-loaded 0").exit_code, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_FALSE(keeper_listening());
+  EXPECT_EQ(keepers(0), 0);
+}
+
+}  // namespace
+}  // namespace dc::test
