@@ -75,6 +75,9 @@ startup_section() {
   local configs=(untraced dc-default dc-default-kept dc-syscall dc-syscall-kept dc-profile dc-profile-kept) i c
   [[ -z "$darshan" ]] || configs+=(darshan)
   : >"$tmp/startup"
+  # No kept object from the runs before (the first dc-default must load its own).
+  pkill -x dc-keeper 2>/dev/null || true
+  sleep 0.2
   for ((i = 0; i < startup_runs; i++)); do
     for c in "${configs[@]}"; do startup_run "$c" || failed=1; done
   done

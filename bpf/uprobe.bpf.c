@@ -12,6 +12,7 @@
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(map_flags, BPF_F_MMAPABLE); /* a kept object's reset clears it with one memset */
   __uint(max_entries, 1 << 16);
   __type(key, __u32);
   __type(value, struct dc_uprobe_spec);

@@ -13,6 +13,7 @@
 #include "cli/live_output.h"
 #include "cli/output_files.h"
 #include "cli/trace_pipeline.h"
+#include "core/install_paths.h"
 #include "probe/layers.h"
 #include "probe/session.h"
 #include "probe/system_checks.h"
@@ -155,8 +156,12 @@ result<int> run_traced(const run_options& options)
       interval_ns,        options.hold_ring_bytes};
   session_settings.beside_load = make_trace;
   session_settings.keep_seconds = options.keep_loaded_s;
-  std::error_code no_exe;
-  session_settings.keeper_exe = std::filesystem::read_symlink("/proc/self/exe", no_exe).string();
+  // The small keeper beside this binary; this binary itself (`datacrumbs __keep-object`) without.
+  session_settings.keeper_exe = installed_path("bin/datacrumbs_keeper");
+  if (access(session_settings.keeper_exe.c_str(), X_OK) != 0) {
+    std::error_code no_exe;
+    session_settings.keeper_exe = std::filesystem::read_symlink("/proc/self/exe", no_exe).string();
+  }
   auto probes = session::open(session_settings);
   if (trace_file && !*trace_file)
     return std::unexpected(trace_file->error());

@@ -18,7 +18,9 @@ struct datacrumbs_bpf;
 
 namespace dc {
 
-// The first argument that makes `datacrumbs` a keeper (cli/main.cpp).
+// The first argument that makes `datacrumbs` a keeper (cli/main.cpp); `datacrumbs_keeper`
+// (cli/keeper_main.cpp), the keeper run ends start when it is installed beside them, takes the
+// same arguments.
 inline constexpr const char* keeper_argument = "__keep-object";
 
 // The fds of a kept object, in the object's order: the maps made, then the programs loaded.

@@ -98,6 +98,10 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     return (!wanted.empty() || options.config || options.uprobes) &&
            std::ranges::find(wanted, l->name()) == wanted.end();
   });
+  // With objects kept between runs, the object is likely taken from a keeper in a few ms, not
+  // loaded: the plan starts at once, or the run would wait for it (~15 ms with the default config).
+  if (start_plan && options.keep_seconds > 0 && !options.keeper_exe.empty())
+    std::exchange(start_plan, nullptr)();
   std::optional<std::jthread> beside;
   auto while_loading = [&] {
     if (start_plan)
