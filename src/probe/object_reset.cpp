@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "datacrumbs.skel.h"
+#include "probe/layer.h"
 
 namespace dc {
 
@@ -150,29 +151,6 @@ result<> catch_up(int fd)
   return {};
 }
 
-result<> run_forget(int prog)
-{
-  int link = bpf_link_create(prog, 0, BPF_TRACE_ITER, nullptr);
-  if (link < 0)
-    return fail(std::string("cannot start a forget iterator: ") + std::strerror(errno));
-  int iter = bpf_iter_create(link);
-  int err = iter < 0 ? errno : 0;
-  char buf[64];
-  for (ssize_t n = 1; iter >= 0 && n != 0;) {
-    n = read(iter, buf, sizeof(buf));
-    if (n < 0 && errno != EINTR) {
-      err = errno;
-      break;
-    }
-  }
-  if (iter >= 0)
-    close(iter);
-  close(link);
-  if (err)
-    return fail(std::string("a forget iterator failed: ") + std::strerror(err));
-  return {};
-}
-
 }  // namespace
 
 result<std::vector<reset_step>> reset_plan(const datacrumbs_bpf& skel, const std::vector<int>& programs)
@@ -294,7 +272,7 @@ result<> reset_object(const std::vector<reset_step>& steps)
   }
   for (const auto& s : steps)
     if (s.what == reset_step::kind::forget_task)
-      if (auto done = run_forget(s.fd); !done)
+      if (auto done = run_task_iterator(s.fd, "deletes a kept object's task storage"); !done)
         return done;
   return {};
 }
