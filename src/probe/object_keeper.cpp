@@ -35,14 +35,15 @@ constexpr std::string_view take_request = "take\n", quit_request = "quit\n";
 // This user's keeper: an abstract socket (nothing left on disk when a keeper dies). Anyone may
 // bind an abstract name, so each side checks the other is this user before trusting it, and the
 // taker checks every fd it is given against the object it configured.
-sockaddr_un keeper_address(socklen_t& len)
+// A socket for it (-1 on failure) and its address in `a`, `len`.
+int keeper_socket(sockaddr_un& a, socklen_t& len)
 {
-  sockaddr_un a{};
+  a = {};
   a.sun_family = AF_UNIX;
   std::string name = "datacrumbs-keeper-" + std::to_string(geteuid());
   std::memcpy(a.sun_path + 1, name.data(), name.size());
   len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-  return a;
+  return socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 }
 
 bool peer_is_this_user(int sock)
@@ -62,11 +63,11 @@ void set_timeout(int sock, int ms)
 // A connection to this user's keeper, or -1.
 int connect_keeper()
 {
-  int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  socklen_t len = 0;
+  sockaddr_un a{};
+  int sock = keeper_socket(a, len);
   if (sock < 0)
     return -1;
-  socklen_t len = 0;
-  sockaddr_un a = keeper_address(len);
   set_timeout(sock, 2000);
   if (connect(sock, reinterpret_cast<sockaddr*>(&a), len) != 0 || !peer_is_this_user(sock)) {
     close(sock);
@@ -85,11 +86,11 @@ void append_number(std::string& out, uint64_t v)
 // at a time) and given ~200 ms to. -1 when the name stays taken.
 int listen_as_keeper()
 {
-  int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  socklen_t len = 0;
+  sockaddr_un a{};
+  int sock = keeper_socket(a, len);
   if (sock < 0)
     return -1;
-  socklen_t len = 0;
-  sockaddr_un a = keeper_address(len);
   for (int tries = 0; tries < 40; ++tries) {
     if (bind(sock, reinterpret_cast<sockaddr*>(&a), len) == 0)
       return listen(sock, 16) == 0 ? sock : (close(sock), -1);
@@ -288,7 +289,8 @@ int keeper_main(int argc, char** argv)
   for (const auto& s : *plan)
     if (fcntl(s.fd, F_GETFD) < 0)
       return 3;
-  if (fcntl(sock, F_SETFD, FD_CLOEXEC) != 0 || !reset_object(*plan))
+  // Non-blocking: a client that left before its accept must not hold the keeper past its idle time.
+  if (fcntl(sock, F_SETFD, FD_CLOEXEC) != 0 || fcntl(sock, F_SETFL, O_NONBLOCK) != 0 || !reset_object(*plan))
     return 4;  // a run queued meanwhile finds the socket closed, and loads
   std::vector<int> fds;
   size_t maps = 0;
@@ -303,11 +305,13 @@ int keeper_main(int argc, char** argv)
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     pollfd p{sock, POLLIN, 0};
-    if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) == 0)
-      return 0;  // idle: the kernel frees the object with this process's fds
-    int client = accept4(sock, nullptr, nullptr, SOCK_CLOEXEC);
+    int ready = left.count() > 0 ? poll(&p, 1, static_cast<int>(left.count())) : 0;
+    if (ready == 0 || (ready < 0 && errno != EINTR))
+      return 0;  // idle (or unable to wait): the kernel frees the object with this process's fds
+    int client = ready > 0 ? accept4(sock, nullptr, nullptr, SOCK_CLOEXEC) : -1;
     if (client < 0)
-      continue;
+      continue;  // interrupted, or the client left before its accept
+    // The accepted socket does not inherit O_NONBLOCK; its timeouts bound the exchange.
     set_timeout(client, 1000);
     std::string request(take_request.size() + key.size() + 1, '\0');
     ssize_t n = peer_is_this_user(client) ? recv(client, request.data(), request.size(), 0) : -1;
