@@ -3,14 +3,15 @@
 # A and B with every layer, B with --layers syscall, and the storm untraced. For a change's own
 # cost, measured beside the build before it on the same machine in the same run.
 #
-# usage: sudo DATACRUMBS_A=OLD/bin/datacrumbs [DATACRUMBS_BIN=NEW] bash bench/run_ab.sh
-#        [--quick] [--write-doc] [--rounds R] [OPS]
+# usage: sudo DATACRUMBS_A=OLD/bin/datacrumbs [DATACRUMBS_BIN=NEW] [DATACRUMBS_AB_OPTS=...]
+#        bash bench/run_ab.sh [--quick] [--write-doc] [--rounds R] [OPS]
 #
 # B is DATACRUMBS_BIN (default build/bin/datacrumbs); A defaults to B (--quick, in CI, checks
 # that the script runs). Build A from an older commit in a worktree: git worktree add /tmp/a REV
 # && cmake -S /tmp/a -B /tmp/a/build -G Ninja && ninja -C /tmp/a/build datacrumbs. Prints a
 # markdown table (medians of per-round ratios, raw rounds); --write-doc puts it in
-# docs/performance.md (section ab). Exits non-zero when a run fails or loses events.
+# docs/performance.md (section ab). DATACRUMBS_AB_OPTS: more `datacrumbs run` options for
+# every traced config (e.g. "--mode profile" compares the two builds in profile mode). Exits non-zero when a run fails or loses events.
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -22,6 +23,7 @@ quick_defaults "ops=20000 rounds=1" "$@"
 parse_bench_args 13 ops "$@"
 require_tool_and_root
 a="${DATACRUMBS_A:-$dc}"
+read -r -a opts <<<"${DATACRUMBS_AB_OPTS:-}"
 [[ -x "$a" ]] || die "DATACRUMBS_A=$a is not an executable"
 
 tmp="$(mktemp -d)"
@@ -34,9 +36,9 @@ raw="$tmp/raw.txt"
 for ((r = 1; r <= rounds; r++)); do
   for cfg in "${configs[@]}"; do
     case "$cfg" in
-      a-default) cmd=("$a" run -o "$tmp/t.pfw.gz" --summary "$tmp/s.json" --) ;;
-      b-default) cmd=("$dc" run -o "$tmp/t.pfw.gz" --summary "$tmp/s.json" --) ;;
-      b-syscall) cmd=("$dc" run --layers syscall -o "$tmp/t.pfw.gz" --summary "$tmp/s.json" --) ;;
+      a-default) cmd=("$a" run "${opts[@]}" -o "$tmp/t.pfw.gz" --summary "$tmp/s.json" --) ;;
+      b-default) cmd=("$dc" run "${opts[@]}" -o "$tmp/t.pfw.gz" --summary "$tmp/s.json" --) ;;
+      b-syscall) cmd=("$dc" run "${opts[@]}" --layers syscall -o "$tmp/t.pfw.gz" --summary "$tmp/s.json" --) ;;
       untraced) cmd=() ;;
     esac
     log "round $r/$rounds: $cfg"
@@ -53,16 +55,17 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 
-python3 - "$raw" "$(machine_line)" "$a" "$dc" "$ops" >"$tmp/section.md" <<'PY'
+python3 - "$raw" "$(machine_line)" "$a" "$dc" "$ops" "${DATACRUMBS_AB_OPTS:-}" >"$tmp/section.md" <<'PY'
 import statistics, sys
-raw, machine, a, b, ops = sys.argv[1:6]
+raw, machine, a, b, ops, opts = sys.argv[1:7]
 rows = [l.split() for l in open(raw)]
 by = {}
 for r, cfg, ns, wall, cpu, written, lost in rows:
     by.setdefault(int(r), {})[cfg] = (float(ns), float(wall), float(cpu), written)
 def med(f):
     return statistics.median(f(v) for v in by.values())
-print(f"Machine: {machine}. A = `{a}`, B = `{b}`; {ops} preads per run, {len(by)} interleaved rounds.\n")
+print(f"Machine: {machine}. A = `{a}`, B = `{b}`; {ops} preads per run, {len(by)} interleaved rounds"
+      + (f"; every traced run with `{opts}`" if opts else "") + ".\n")
 print("| config | ns/op (median) | loop × untraced | loop × B syscall | wall s | CPU s | events |")
 print("|---|---:|---:|---:|---:|---:|---:|")
 for cfg in ("a-default", "b-default", "b-syscall", "untraced"):
