@@ -91,6 +91,9 @@ class layer {
   virtual result<> flush_stages() { return {}; }
   // Page-cache counts kept in the kernel (the PAGECACHE layer), read at the end of a run.
   virtual std::vector<page_cache_entry> page_cache_counts() { return {}; }
+  // Links that can no longer run a program and only wait to be closed, taken out unclosed (the
+  // caller's to close, or to hand to a kept object's keeper, which closes them for the run).
+  virtual std::vector<int> hand_over_links() { return {}; }
   // Program runs the kernel skipped (a program re-entered on one CPU): events never seen.
   uint64_t skipped_runs();
 

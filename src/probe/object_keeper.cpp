@@ -29,7 +29,8 @@ namespace dc {
 
 namespace {
 
-constexpr size_t most_fds = 253;  // SCM_MAX_FD: what one message can carry
+constexpr size_t most_fds = 253;     // SCM_MAX_FD: what one message can carry
+constexpr size_t most_links = 1024;  // handed over in the keeper's argv (a plan item is ~6 bytes)
 constexpr std::string_view take_request = "take\n", quit_request = "quit\n";
 
 // This user's keeper: an abstract socket (nothing left on disk when a keeper dies). Anyone may
@@ -217,7 +218,7 @@ result<kept_object> take_kept_object(const std::string& key)
 }
 
 result<> keep_object(const datacrumbs_bpf& skel, const std::vector<int>& programs, const std::string& key,
-                     const std::string& exe, unsigned idle_seconds)
+                     const std::string& exe, unsigned idle_seconds, const std::vector<int>& links)
 {
   if (key.empty() || idle_seconds == 0)
     return fail("objects are not kept");
@@ -226,6 +227,9 @@ result<> keep_object(const datacrumbs_bpf& skel, const std::vector<int>& program
     return std::unexpected(plan.error());
   if (plan->size() > most_fds)
     return fail("the object has more fds than one message carries");
+  if (links.size() > most_links)
+    return fail("too many links to hand over");
+  for (int fd : links) plan->push_back({reset_step::kind::link, fd});
   // The name is bound here, before the keeper starts: a run that begins while the keeper still
   // resets the object waits in the queue for it, instead of finding no keeper and loading.
   int listener = listen_as_keeper();
@@ -295,6 +299,8 @@ int keeper_main(int argc, char** argv)
   std::vector<int> fds;
   size_t maps = 0;
   for (const auto& s : *plan) {
+    if (s.what == reset_step::kind::link)
+      continue;  // closed by the reset
     fds.push_back(s.fd);
     bool program = s.what == reset_step::kind::program || s.what == reset_step::kind::forget_task;
     maps += program ? 0 : 1;

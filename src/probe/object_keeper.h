@@ -47,10 +47,13 @@ result<std::vector<int>> adopt_kept_object(datacrumbs_bpf& skel, kept_object kep
 
 // Hands the loaded object to a new keeper, `exe` started as `__keep-object`, for `idle_seconds`;
 // the last keeper is told to exit first. `programs`: the loaded programs' fds, in the object's
-// order. An error says why the object cannot be kept (a map no reset covers, no process to be
-// had); the caller frees it as before.
+// order. `links`: links of the run's that only wait to be closed (uprobe links of processes that
+// have ended: their release waits for RCU grace periods, 10-50 ms); the keeper closes them before
+// it resets the object, so the run ends without waiting for them. The caller still closes its
+// own copies. An error says why the object cannot be kept (a map no reset covers, no process to
+// be had); the caller frees it, and closes the links, as before.
 result<> keep_object(const datacrumbs_bpf& skel, const std::vector<int>& programs, const std::string& key,
-                     const std::string& exe, unsigned idle_seconds);
+                     const std::string& exe, unsigned idle_seconds, const std::vector<int>& links = {});
 
 // The keeper's main (argv as keep_object passes it); its exit code.
 int keeper_main(int argc, char** argv);

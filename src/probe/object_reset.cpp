@@ -13,6 +13,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/link_closer.h"
 #include "datacrumbs.skel.h"
 #include "probe/layer.h"
 
@@ -37,7 +38,7 @@ bool same_name(std::string_view name, std::string_view full)
   return name == full || (name.size() == BPF_OBJ_NAME_LEN - 1 && full.starts_with(name));
 }
 
-constexpr std::string_view letters = "dzrapt";  // reset_step::kind, in order, for the plan text
+constexpr std::string_view letters = "dzraptl";  // reset_step::kind, in order, for the plan text
 
 result<bpf_map_info> map_info(int fd)
 {
@@ -258,7 +259,15 @@ result<std::vector<reset_step>> parse_plan(const std::string& text)
 
 result<> reset_object(const std::vector<reset_step>& steps)
 {
-  // The maps first; the forget iterators then run over storage nothing else writes.
+  {
+    std::vector<int> links;
+    for (const auto& s : steps)
+      if (s.what == reset_step::kind::link)
+        links.push_back(s.fd);
+    link_closer closer;  // joined here: every link closed
+    closer.close_later(std::move(links));
+  }
+  // The maps next; the forget iterators then run over storage nothing else writes.
   for (const auto& s : steps) {
     result<> done;
     switch (s.what) {

@@ -23,6 +23,7 @@ struct reset_step {
     as_is,        // frozen (.rodata), or storage a forget iterator clears
     program,      // a program, kept as it is
     forget_task,  // a program: an iterator over every task that deletes its storage
+    link,         // a link of the run's, closed before anything is reset (its release is slow)
   };
   kind what = kind::as_is;
   int fd = -1;
@@ -37,7 +38,8 @@ result<std::vector<reset_step>> reset_plan(const datacrumbs_bpf& skel, const std
 std::string plan_text(const std::vector<reset_step>& steps);
 result<std::vector<reset_step>> parse_plan(const std::string& text);
 
-// Runs `steps`: the object's state becomes a fresh load's. Nothing may be attached.
+// Runs `steps`: the object's state becomes a fresh load's. The links among them are closed
+// first (together, so that their releases share RCU grace periods); nothing else may be attached.
 result<> reset_object(const std::vector<reset_step>& steps);
 
 }  // namespace dc

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <chrono>
 
 namespace dc {
@@ -116,15 +117,36 @@ void process_links::close_all()
   {
     std::lock_guard lock(mutex_);
     for (auto it = procs_.begin(); it != procs_.end();) it = drop(it, fds);
+    fds.insert(fds.end(), ended_.begin(), ended_.end());
+    ended_.clear();
   }
   closer_.close_later(std::move(fds));
+}
+
+void process_links::keep_to_the_end(uint32_t tgid)
+{
+  std::lock_guard lock(mutex_);
+  kept_to_the_end_ = tgid;
+}
+
+std::vector<int> process_links::hand_over()
+{
+  std::lock_guard lock(mutex_);
+  std::vector<int> fds = std::move(ended_);
+  ended_.clear();
+  for (auto it = procs_.begin(); it != procs_.end();)
+    it = ended(it->second.pidfd) ? drop(it, fds) : std::next(it);
+  fds.insert(fds.end(), ended_.begin(), ended_.end());  // the command's, when it was among them
+  ended_.clear();
+  return fds;
 }
 
 process_links::entries::iterator process_links::drop(entries::iterator it, std::vector<int>& fds)
 {
   if (it->second.pidfd >= 0)
     close(it->second.pidfd);
-  fds.insert(fds.end(), it->second.fds.begin(), it->second.fds.end());
+  auto& to = it->first == kept_to_the_end_ ? ended_ : fds;
+  to.insert(to.end(), it->second.fds.begin(), it->second.fds.end());
   return procs_.erase(it);
 }
 

@@ -43,6 +43,12 @@ class process_links {
   sweep_counts swept() const;
   // Closes every link (the end of the run).
   void close_all();
+  // tgid's links are not closed when it is gone, but with close_all or hand_over: the traced
+  // command's, whose end is the run's, so that a kept object's keeper can close them instead.
+  void keep_to_the_end(uint32_t tgid);
+  // The links of every process that is gone, taken out unclosed (the caller's to close): they
+  // can no longer run a program (a link names its process). Those of live processes stay.
+  std::vector<int> hand_over();
 
  private:
   struct entry {
@@ -59,6 +65,8 @@ class process_links {
 
   mutable std::mutex mutex_;
   entries procs_;
+  uint32_t kept_to_the_end_ = 0;  // keep_to_the_end
+  std::vector<int> ended_;        // its links, once it is gone
   sweep_counts swept_;
   link_closer closer_;  // joined (every link closed) when this is destroyed
 };

@@ -19,6 +19,7 @@
 #include <utility>
 #include <string>
 
+#include "core/link_closer.h"
 #include "probe/layers.h"
 #include "probe/system_checks.h"
 #include "datacrumbs.skel.h"
@@ -246,6 +247,8 @@ result<> session::attach_process(uint32_t pid)
   if (!user_probes_)
     return {};
   auto started = std::chrono::steady_clock::now();
+  if (!kept_key_.empty())
+    user_probes_->keep_links_to_the_end(pid);  // detach() hands them to the keeper
   auto attached = user_probes_->attach_before_exec(pid);
   for (layer_report& r : reports_)  // the first process's attach time is the layer's
     if (r.name == "uprobe" && !first_attached_)
@@ -319,6 +322,11 @@ result<> session::detach()
       failures += (failures.empty() ? "" : "; ") + step.error().message;
   };
   note(release_holds());
+  // With an object to keep, links that only wait to be closed go to its keeper, which closes
+  // them after this run has ended: releasing a uprobe link waits for RCU grace periods (the
+  // traced command's: 10-50 ms of the run's end, docs/performance.md).
+  if (!kept_key_.empty())
+    for (const auto& l : layers_) std::ranges::move(l->hand_over_links(), std::back_inserter(handed_links_));
   // Hooks go in the reverse of the order they came (layers, and each layer's links), one after
   // another. Several layers share a tracepoint (sched_process_exit, writeback_dirty_folio,
   // mm_filemap_add_to_page_cache, iomap_dio_rw_begin), and the kernel waits for an RCU grace
@@ -341,10 +349,19 @@ session::~session()
   while (!layers_.empty()) layers_.pop_back();  // in reverse, as detach() (why there)
   close_links_in_reverse(process_links_);
   // Detached: the next run configured the same way may take the object instead of loading it.
+  bool kept = false;
   if (!kept_key_.empty() && skel_) {
-    auto kept = keep_object(*skel_, program_fds_.in_order(skel_->obj), kept_key_, keeper_exe_, keep_seconds_);
+    auto keeping = keep_object(*skel_, program_fds_.in_order(skel_->obj), kept_key_, keeper_exe_,
+                               keep_seconds_, handed_links_);
+    kept = keeping.has_value();
     if (!kept && verbose_)
-      std::fprintf(stderr, "datacrumbs: the object is not kept: %s\n", kept.error().message.c_str());
+      std::fprintf(stderr, "datacrumbs: the object is not kept: %s\n", keeping.error().message.c_str());
+  }
+  if (kept) {
+    for (int fd : handed_links_) close(fd);  // the keeper's copies are the last: no wait here
+  } else {
+    link_closer closer;  // joined: together, the releases share grace periods
+    closer.close_later(std::move(handed_links_));
   }
   datacrumbs_bpf__destroy(skel_);
 }

@@ -124,7 +124,8 @@ class session {
   bool first_attached_ = false;
   std::vector<int> process_links_;
   program_fds program_fds_;
-  std::string kept_key_;  // what names the object for a keeper; empty: not kept
+  std::string kept_key_;           // what names the object for a keeper; empty: not kept
+  std::vector<int> handed_links_;  // for the keeper to close (layer::hand_over_links)
   unsigned keep_seconds_ = 0;
   bool verbose_ = false;
   std::string keeper_exe_;

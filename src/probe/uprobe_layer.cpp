@@ -136,6 +136,8 @@ class uprobe_layer final : public user_probes {
   }
 
   void forget_process(uint32_t tgid) override { links_.forget(tgid); }
+  void keep_links_to_the_end(uint32_t tgid) override { links_.keep_to_the_end(tgid); }
+  std::vector<int> hand_over_links() override { return links_.hand_over(); }
   void sweep_gone() override { links_.sweep(); }
   sweep_counts swept() const override { return links_.swept(); }
 

@@ -45,6 +45,9 @@ class user_probes : public layer {
   virtual result<> attach_before_exec(uint32_t tgid) = 0;
   // Detaches tgid's probes (the process is gone).
   virtual void forget_process(uint32_t tgid) = 0;
+  // tgid's probes stay linked when it is gone, until the end of the run (hand_over_links): the
+  // traced command's, when a keeper can close them after the run instead of the run waiting.
+  virtual void keep_links_to_the_end(uint32_t tgid) = 0;
   // Detaches the probes of every process that is gone (for those whose end was not told).
   virtual void sweep_gone() = 0;
   virtual sweep_counts swept() const = 0;

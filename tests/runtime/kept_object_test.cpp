@@ -3,9 +3,11 @@
 // configuration loads its own; a keeper goes after its idle time; --keep-loaded 0 keeps nothing.
 #include <chrono>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
+#include "runtime/process_tree.h"
 #include "runtime/runtime_helpers.h"
 
 namespace dc::test {
@@ -99,6 +101,59 @@ TEST_F(runtime_test, KeptObjectIsTakenByTheNextRunAndCountsAsAFreshLoad)
     ASSERT_TRUE(wait_for(true, std::chrono::seconds(10))) << "the taking run kept no object";
   }
   EXPECT_EQ(keepers(1), 1);
+}
+
+// The keeper's argv, one string each (its plan is the fourth: keep_object).
+std::vector<std::string> keeper_argv()
+{
+  std::vector<std::string> argv;
+  auto pids = processes_with_argument("__keep-object");
+  if (pids.size() != 1)
+    return argv;
+  std::istringstream in(read_file("/proc/" + std::to_string(pids[0]) + "/cmdline"));
+  for (std::string a; std::getline(in, a, '\0');) argv.push_back(a);
+  argv.push_back(std::to_string(pids[0]));
+  return argv;
+}
+
+// STDIO fwrite events in a trace.
+int fwrites_in(const traced_run& run)
+{
+  int n = 0;
+  for (const auto& e : complete_events(run.trace)) n += e["cat"] == "STDIO" && e["name"] == "fwrite";
+  return n;
+}
+
+// The traced command's uprobe links are not closed by the run (a uprobe link's release waits for
+// RCU grace periods): its keeper closes them before it resets the object, and the next run,
+// taking the object, counts the same stdio calls exactly.
+TEST_F(runtime_test, TheCommandsUprobeLinksAreClosedByTheKeeperAndTheNextRunCountsTheSame)
+{
+  stop_keepers();
+  constexpr int fwrites = 20;  // stdio_app: N fwrites, one more after its longjmp
+  std::string app =
+      std::string(STDIO_APP_BIN) + " " + shell_quote(dir / "out.txt") + " " + std::to_string(fwrites);
+  auto fresh = trace_command(dir, app);
+  ASSERT_EQ(fresh.exit_code, 0) << fresh.err.substr(0, 2000);
+  EXPECT_EQ(fresh.summary["bpf_object"], "loaded");
+  EXPECT_EQ(fwrites_in(fresh), fwrites + 1);
+  ASSERT_TRUE(wait_for(true, std::chrono::seconds(10))) << "no keeper after the run";
+  auto argv = keeper_argv();
+  ASSERT_EQ(argv.size(), 7u) << "one keeper, started as keep_object starts it";
+  int links = 0;
+  std::istringstream plan(argv[3]);
+  for (std::string item; std::getline(plan, item, ',');) links += item.starts_with("l");
+  EXPECT_GT(links, 0) << "the command's uprobe links went to the keeper: " << argv[3];
+  pid_t keeper = std::stoi(argv[6]);
+  int open_links = -1;
+  for (int i = 0; i < 250 && open_links != 0; ++i, std::this_thread::sleep_for(std::chrono::milliseconds(20)))
+    open_links = uprobe_links_of(keeper);
+  EXPECT_EQ(open_links, 0) << "the keeper closed them";
+  auto next = trace_command(dir, app);
+  ASSERT_EQ(next.exit_code, 0) << next.err.substr(0, 2000);
+  EXPECT_EQ(next.summary["bpf_object"], "taken from a keeper");
+  EXPECT_EQ(fwrites_in(next), fwrites + 1);
+  EXPECT_EQ(next.summary["events"]["lost"], 0);
 }
 
 // Back to back (a script's commands): the next run starts while the keeper still resets the
