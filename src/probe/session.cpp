@@ -99,21 +99,29 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     return (!wanted.empty() || options.config || options.uprobes) &&
            std::ranges::find(wanted, l->name()) == wanted.end();
   });
-  // With objects kept between runs, the object is likely taken from a keeper in a few ms, not
-  // loaded: the plan starts at once, or the run would wait for it (~15 ms with the default config).
-  if (start_plan && options.keep_seconds > 0 && !options.keeper_exe.empty())
-    std::exchange(start_plan, nullptr)();
   std::optional<std::jthread> beside;
-  auto while_loading = [&] {
-    if (start_plan)
-      start_plan();
-    if (options.beside_load) {
+  bool beside_started = false;
+  auto start_beside = [&] {
+    if (options.beside_load && !std::exchange(beside_started, true)) {
       try {
         beside.emplace(options.beside_load);
       } catch (const std::system_error&) {
         options.beside_load();  // no thread to be had: here, before the load
       }
     }
+  };
+  // With objects kept between runs, the object is likely taken from a keeper in a few ms, not
+  // loaded: the plan and the trace file start at once, or the run would wait for them (~15 ms
+  // with the default config, ~12 ms) after taking it.
+  if (options.keep_seconds > 0 && !options.keeper_exe.empty()) {
+    if (start_plan)
+      std::exchange(start_plan, nullptr)();
+    start_beside();
+  }
+  auto while_loading = [&] {
+    if (start_plan)
+      start_plan();
+    start_beside();
   };
   auto loaded = s->load(options, layers, while_loading);
   beside.reset();  // joined
