@@ -162,7 +162,8 @@ endif()
 
 # The BPF object loaded (never attached) as for larger machines: the verifier's work must not grow
 # with the possible CPUs.
-add_executable(kernel_object_tests runtime/kernel_object_test.cpp runtime/core_btf_test.cpp runtime/object_reset_test.cpp)
+add_executable(kernel_object_tests runtime/kernel_object_test.cpp runtime/core_btf_test.cpp runtime/object_reset_test.cpp
+  runtime/refusal_memory_test.cpp)
 target_link_libraries(kernel_object_tests PRIVATE datacrumbs_probe datacrumbs_skeletons GTest::gtest_main)
 gtest_discover_tests(kernel_object_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
 

@@ -44,19 +44,6 @@ uint64_t mix(uint64_t h, std::string_view s)
   return mix(h, std::as_bytes(std::span(s.data(), s.size())));
 }
 
-// A cache path is used only when it is no link and only this user can change it: the BTF it
-// holds decides which kernel fields the programs read.
-result<> check_private(const std::string& path, bool directory)
-{
-  struct stat st {};
-  if (lstat(path.c_str(), &st) != 0)
-    return fail(path + ": " + std::strerror(errno));
-  if ((directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) || st.st_uid != geteuid() ||
-      (st.st_mode & 022))
-    return fail(path + " is not a " + (directory ? "directory" : "file") + " only this user can write");
-  return {};
-}
-
 result<std::array<uint32_t, DC_CAST_COUNT>> read_ids(const std::string& path)
 {
   std::ifstream in(path);
@@ -93,28 +80,6 @@ result<> run_bpftool(const std::vector<std::string>& args)
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     return fail("bpftool gen min_core_btf failed");
   return {};
-}
-
-// A temporary file in `dir` holding `bytes`; its path.
-result<std::string> write_temp(const std::string& dir, std::string_view stem,
-                               std::span<const std::byte> bytes)
-{
-  std::string path = dir + "/." + std::string(stem) + ".XXXXXX";
-  int fd = mkstemp(path.data());
-  if (fd < 0)
-    return fail("cannot write in " + dir + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) {
-      close(fd);
-      unlink(path.c_str());
-      return fail("cannot write " + path + ": " + std::strerror(errno));
-    }
-    done += static_cast<size_t>(n);
-  }
-  close(fd);
-  return path;
 }
 
 // The kernel's ids of the cast types (0 for a type this kernel lacks: CO-RE then fails the
@@ -172,6 +137,39 @@ result<std::array<uint32_t, DC_CAST_COUNT>> write_cache(std::span<const std::byt
 }
 
 }  // namespace
+
+// The BTF a cache file holds decides which kernel fields the programs read: see core_btf.h.
+result<> check_private(const std::string& path, bool directory)
+{
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0)
+    return fail(path + ": " + std::strerror(errno));
+  if ((directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) || st.st_uid != geteuid() ||
+      (st.st_mode & 022))
+    return fail(path + " is not a " + (directory ? "directory" : "file") + " only this user can write");
+  return {};
+}
+
+result<std::string> write_temp(const std::string& dir, std::string_view stem,
+                               std::span<const std::byte> bytes)
+{
+  std::string path = dir + "/." + std::string(stem) + ".XXXXXX";
+  int fd = mkstemp(path.data());
+  if (fd < 0)
+    return fail("cannot write in " + dir + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      close(fd);
+      unlink(path.c_str());
+      return fail("cannot write " + path + ": " + std::strerror(errno));
+    }
+    done += static_cast<size_t>(n);
+  }
+  close(fd);
+  return path;
+}
 
 const char* cast_type_name(size_t i)
 {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "core/result.h"
 
@@ -30,6 +31,14 @@ struct core_btf {
 // in `dir` first when missing. The error says why there is none (no bpftool, `dir` not the
 // owner's alone, ...); loading then relocates against the kernel's whole BTF, only slower.
 result<core_btf> cached_core_btf(std::span<const std::byte> object, const std::string& dir);
+
+// Cache files (this one's and probe/refusal_memory.h's) are used only when they are no link and
+// only this user can change them (nor the directory holding them).
+result<> check_private(const std::string& path, bool directory);
+// A temporary file in `dir` (named after `stem`) holding `bytes`, to be renamed into place; its
+// path.
+result<std::string> write_temp(const std::string& dir, std::string_view stem,
+                               std::span<const std::byte> bytes);
 
 // The name of bpf/cast_types.h's type `i` (< DC_CAST_COUNT), as the kernel's BTF spells it.
 const char* cast_type_name(size_t i);

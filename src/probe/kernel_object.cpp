@@ -22,6 +22,7 @@
 #include "core/huge_heap.h"
 #include "probe/core_btf.h"
 #include "probe/object_keeper.h"
+#include "probe/refusal_memory.h"
 
 namespace dc {
 
@@ -214,6 +215,34 @@ void create_slow_maps(datacrumbs_bpf* skel)
     }
 }
 
+// Leaves out what `known` says this kernel refused (programs of `left_out`, layers of `refused`
+// and their reports); whether there was anything.
+bool recall(const refusals& known, const std::vector<std::unique_ptr<layer>>& layers,
+            std::vector<std::string>& refused, std::vector<std::string>& left_out,
+            std::vector<layer_report>& reports, bool verbose)
+{
+  for (const auto& p : known.programs)
+    if (std::ranges::find(left_out, p) == left_out.end())
+      left_out.push_back(p);
+  for (const auto& [name, why] : known.layers) {
+    auto l = std::ranges::find_if(layers, [&](const std::unique_ptr<layer>& l) { return l->name() == name; });
+    if (l == layers.end() || std::ranges::find(refused, name) != refused.end())
+      continue;
+    refused.push_back(name);
+    reports.push_back({name, std::string((*l)->category()), false, {}, why});
+  }
+  if (verbose && !known.empty())
+    std::fprintf(stderr, "datacrumbs: left out what this kernel refused in the last run configured so\n");
+  return !known.empty();
+}
+
+refusals refusals_of(const std::vector<std::string>& left_out, const std::vector<layer_report>& reports)
+{
+  refusals r{left_out, {}};
+  for (const auto& report : reports) r.layers.emplace_back(report.name, report.why);
+  return r;
+}
+
 }  // namespace
 
 result<loaded_object> load_object(const object_settings& settings,
@@ -238,6 +267,12 @@ result<loaded_object> load_object(const object_settings& settings,
   std::optional<std::pair<core_btf, std::string>> parked;  // the cache, and whose refusal parked it
   bool started_aside = false;
   bool asked_keeper = !settings.kept_objects;
+  // What this kernel refused before, in a run configured the same way, is left out at once
+  // (probe/refusal_memory.h); what this run finds refused is remembered when every refusal was
+  // the kernel's lasting answer.
+  bool recalled = settings.core_btf_dir.empty();
+  std::string first_key;
+  bool found_refusals = false, all_lasting = true;
   for (;;) {
     LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = core ? core->path.c_str() : nullptr);
     datacrumbs_bpf* skel = datacrumbs_bpf__open_opts(&open_opts);
@@ -260,8 +295,18 @@ result<loaded_object> load_object(const object_settings& settings,
       datacrumbs_bpf__destroy(skel);
       return std::unexpected(ready.error());
     }
+    std::string key = settings.kept_objects || !recalled ? kept_object_key(*skel) : std::string();
+    if (!std::exchange(recalled, true) && !key.empty()) {
+      first_key = key;
+      out.refusals_recalled = recall(recall_refusals(settings.core_btf_dir, first_key), layers, refused,
+                                     left_out, out.refused, settings.verbose);
+      if (out.refusals_recalled) {
+        datacrumbs_bpf__destroy(skel);
+        continue;
+      }
+    }
     if (settings.kept_objects)
-      out.kept_key = kept_object_key(*skel);
+      out.kept_key = key;
     // A kept object configured the same way needs no load at all (probe/object_keeper.h).
     if (!std::exchange(asked_keeper, true) && !out.kept_key.empty()) {
       // The work beside the load starts now: there may be no load to wait for.
@@ -307,6 +352,8 @@ result<loaded_object> load_object(const object_settings& settings,
       warnings.swap(g_warnings);
     }
     if (!err) {
+      if (found_refusals && all_lasting && !first_key.empty())
+        (void)remember_refusals(settings.core_btf_dir, first_key, refusals_of(left_out, out.refused));
       if (settings.verbose && !out.core_btf.empty())
         std::fprintf(
             stderr, "datacrumbs: CO-RE relocated against %s\n",
@@ -343,6 +390,8 @@ result<loaded_object> load_object(const object_settings& settings,
     std::string section = prog ? bpf_program__section_name(prog) : "";
     bool optional = blamed != layers.end() && (*blamed)->optional(prog);
     datacrumbs_bpf__destroy(skel);
+    found_refusals = true;
+    all_lasting = all_lasting && lasting_refusal(err);
     if (optional && std::ranges::find(left_out, name) == left_out.end()) {
       left_out.push_back(name);
       continue;

@@ -45,6 +45,7 @@ struct loaded_object {
   bool adopted = false;               // taken from a keeper, not loaded
   std::vector<int> adopted_programs;  // adopted: the programs' fds in the object's order (the caller's)
   std::string keeper_note;            // with kept_objects, not adopted: why not
+  bool refusals_recalled = false;     // left out at once what this kernel refused before (refusal_memory.h)
 };
 
 // Loads the object with the programs of `layers`; a layer in `refused` keeps its object pointer

@@ -156,6 +156,32 @@ TEST_F(runtime_test, TheCommandsUprobeLinksAreClosedByTheKeeperAndTheNextRunCoun
   EXPECT_EQ(next.summary["events"]["lost"], 0);
 }
 
+// On a kernel that refuses a program (here the uprobe session program, refused as a kernel
+// before 6.13 refuses it), a run remembers the refusal and the next one configured so leaves it
+// out at once (probe/refusal_memory.h): it asks the keeper for what loaded, and takes it.
+TEST_F(runtime_test, OnAKernelThatRefusesAProgramTheNextRunStillTakesTheKeptObject)
+{
+  stop_keepers();
+  run_shell("rm -f /var/cache/datacrumbs/refused-*");
+  setenv("DATACRUMBS_NO_UPROBE_SESSION", "1", 1);
+  std::string app = std::string(STDIO_APP_BIN) + " " + shell_quote(dir / "out.txt") + " 5";
+  auto first = trace_command(dir, app, "-v");
+  auto second = trace_command(dir, app, "-v");
+  unsetenv("DATACRUMBS_NO_UPROBE_SESSION");
+  ASSERT_EQ(first.exit_code, 0) << first.err.substr(0, 2000);
+  ASSERT_EQ(second.exit_code, 0) << second.err.substr(0, 2000);
+  EXPECT_NE(first.err.find("bpf_session_is_return is not allowed"), std::string::npos) << "refused";
+  EXPECT_EQ(second.err.find("bpf_session_is_return is not allowed"), std::string::npos) << "not tried again";
+  EXPECT_NE(second.err.find("left out what this kernel refused"), std::string::npos)
+      << second.err.substr(0, 2000);
+  EXPECT_EQ(second.summary["bpf_object"], "taken from a keeper");
+  for (const auto* run : {&first, &second}) {
+    EXPECT_EQ(run->summary["uprobes"]["calls_linked_as"], "entry and return");
+    EXPECT_EQ(fwrites_in(*run), 6);
+    EXPECT_EQ(run->summary["events"]["lost"], 0);
+  }
+}
+
 // Back to back (a script's commands): the next run starts while the keeper still resets the
 // object, waits for it, and takes it.
 TEST_F(runtime_test, ARunRightAfterAnotherTakesItsObject)
