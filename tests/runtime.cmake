@@ -164,6 +164,7 @@ endif()
 # with the possible CPUs.
 add_executable(kernel_object_tests runtime/kernel_object_test.cpp runtime/core_btf_test.cpp runtime/object_reset_test.cpp
   runtime/refusal_memory_test.cpp)
+target_include_directories(kernel_object_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(kernel_object_tests PRIVATE datacrumbs_probe datacrumbs_skeletons GTest::gtest_main)
 gtest_discover_tests(kernel_object_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
 

@@ -215,34 +215,6 @@ void create_slow_maps(datacrumbs_bpf* skel)
     }
 }
 
-// Leaves out what `known` says this kernel refused (programs of `left_out`, layers of `refused`
-// and their reports); whether there was anything.
-bool recall(const refusals& known, const std::vector<std::unique_ptr<layer>>& layers,
-            std::vector<std::string>& refused, std::vector<std::string>& left_out,
-            std::vector<layer_report>& reports, bool verbose)
-{
-  for (const auto& p : known.programs)
-    if (std::ranges::find(left_out, p) == left_out.end())
-      left_out.push_back(p);
-  for (const auto& [name, why] : known.layers) {
-    auto l = std::ranges::find_if(layers, [&](const std::unique_ptr<layer>& l) { return l->name() == name; });
-    if (l == layers.end() || std::ranges::find(refused, name) != refused.end())
-      continue;
-    refused.push_back(name);
-    reports.push_back({name, std::string((*l)->category()), false, {}, why});
-  }
-  if (verbose && !known.empty())
-    std::fprintf(stderr, "datacrumbs: left out what this kernel refused in the last run configured so\n");
-  return !known.empty();
-}
-
-refusals refusals_of(const std::vector<std::string>& left_out, const std::vector<layer_report>& reports)
-{
-  refusals r{left_out, {}};
-  for (const auto& report : reports) r.layers.emplace_back(report.name, report.why);
-  return r;
-}
-
 }  // namespace
 
 result<loaded_object> load_object(const object_settings& settings,
@@ -298,8 +270,10 @@ result<loaded_object> load_object(const object_settings& settings,
     std::string key = settings.kept_objects || !recalled ? kept_object_key(*skel) : std::string();
     if (!std::exchange(recalled, true) && !key.empty()) {
       first_key = key;
-      out.refusals_recalled = recall(recall_refusals(settings.core_btf_dir, first_key), layers, refused,
-                                     left_out, out.refused, settings.verbose);
+      out.refusals_recalled = leave_out(recall_refusals(settings.core_btf_dir, first_key), layers, refused,
+                                        left_out, out.refused);
+      if (out.refusals_recalled && settings.verbose)
+        std::fprintf(stderr, "datacrumbs: left out what this kernel refused in the last run configured so\n");
       if (out.refusals_recalled) {
         datacrumbs_bpf__destroy(skel);
         continue;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -108,6 +109,30 @@ result<> remember_refusals(const std::string& dir, const std::string& key, const
     return fail("cannot rename into " + dir + ": " + std::strerror(errno));
   }
   return {};
+}
+
+bool leave_out(const refusals& known, const std::vector<std::unique_ptr<layer>>& layers,
+               std::vector<std::string>& refused, std::vector<std::string>& left_out,
+               std::vector<layer_report>& reports)
+{
+  for (const auto& p : known.programs)
+    if (std::ranges::find(left_out, p) == left_out.end())
+      left_out.push_back(p);
+  for (const auto& [name, why] : known.layers) {
+    auto l = std::ranges::find_if(layers, [&](const std::unique_ptr<layer>& l) { return l->name() == name; });
+    if (l == layers.end() || std::ranges::find(refused, name) != refused.end())
+      continue;
+    refused.push_back(name);
+    reports.push_back({name, std::string((*l)->category()), false, {}, why});
+  }
+  return !known.empty();
+}
+
+refusals refusals_of(const std::vector<std::string>& left_out, const std::vector<layer_report>& reports)
+{
+  refusals r{left_out, {}};
+  for (const auto& report : reports) r.layers.emplace_back(report.name, report.why);
+  return r;
 }
 
 bool lasting_refusal(int err)

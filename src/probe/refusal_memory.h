@@ -12,11 +12,13 @@
 // BTF's cache directory, trusted on the same terms (probe/core_btf.h).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/result.h"
+#include "probe/layer.h"
 
 namespace dc {
 
@@ -33,6 +35,15 @@ refusals recall_refusals(const std::string& dir, const std::string& key);
 // Remembers `r` for `key` (an empty `r` forgets). The error says why not; the next run then only
 // finds the refusals again.
 result<> remember_refusals(const std::string& dir, const std::string& key, const refusals& r);
+
+// Applies `known` to a load's choice: its programs join `left_out`, its layers `refused` (with a
+// report each, as a refusal found now has). Whether there was anything to apply.
+bool leave_out(const refusals& known, const std::vector<std::unique_ptr<layer>>& layers,
+               std::vector<std::string>& refused, std::vector<std::string>& left_out,
+               std::vector<layer_report>& reports);
+
+// What a load left out, to be remembered: its optional programs and its refused layers' reports.
+refusals refusals_of(const std::vector<std::string>& left_out, const std::vector<layer_report>& reports);
 
 // Whether a program load that failed with `err` (a negative errno) is the kernel's lasting
 // answer: the verifier's refusal or a feature it lacks, not a passing lack of memory.

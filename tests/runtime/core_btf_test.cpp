@@ -15,6 +15,7 @@
 #include "datacrumbs.skel.h"
 #include "probe/core_btf.h"
 #include "probe/kernel_object.h"
+#include "runtime/private_dir.h"
 #include "probe/layer.h"
 #include "probe/layers.h"
 #include "probe/uprobe_layer.h"
@@ -31,15 +32,9 @@ std::span<const std::byte> object_bytes()
   return {static_cast<const std::byte*>(bytes), size};
 }
 
-struct temp_dir {
-  std::string path;
-  temp_dir()
-  {
-    std::string templ = "/tmp/dc-core-btf.XXXXXX";
-    path = mkdtemp(templ.data());
-    chmod(path.c_str(), 0755);
-  }
-  ~temp_dir() { fs::remove_all(path); }
+// This file's temporary directories.
+struct temp_dir : test::private_dir {
+  temp_dir() : private_dir("dc-core-btf") {}
 };
 
 mode_t mode_of(const std::string& path)

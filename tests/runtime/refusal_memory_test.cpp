@@ -16,6 +16,7 @@
 
 #include "datacrumbs.skel.h"
 #include "probe/kernel_object.h"
+#include "runtime/private_dir.h"
 #include "probe/layers.h"
 #include "probe/refusal_memory.h"
 #include "probe/uprobe_layer.h"
@@ -25,15 +26,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct temp_dir {
-  std::string path;
-  temp_dir()
-  {
-    std::string templ = "/tmp/dc-refusals.XXXXXX";
-    path = mkdtemp(templ.data());
-    chmod(path.c_str(), 0755);
-  }
-  ~temp_dir() { fs::remove_all(path); }
+// This file's temporary directories.
+struct temp_dir : test::private_dir {
+  temp_dir() : private_dir("dc-refusals") {}
 };
 
 // The one memory file in `dir`, or "".
