@@ -2,10 +2,6 @@
 
 #include <fcntl.h>
 #include <libdeflate.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,6 +15,8 @@
 #include <optional>
 #include <stdexcept>
 #include <nlohmann/json.hpp>
+
+#include "deploy/crypto_library.h"
 
 namespace dc {
 
@@ -35,12 +33,16 @@ std::string hex(const unsigned char* p, size_t n)
   return out;
 }
 
-std::string hmac_hex(const std::string& secret, const std::string& data)
+result<std::string> hmac_hex(const std::string& secret, const std::string& data)
 {
+  auto crypto = open_crypto_library();
+  if (!crypto)
+    return std::unexpected(crypto.error());
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &len);
+  if (!(*crypto)->hmac((*crypto)->sha256(), secret.data(), static_cast<int>(secret.size()),
+                       reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &len))
+    return fail("cannot compute the probe file's HMAC-SHA256");
   return hex(mac, len);
 }
 
@@ -103,14 +105,17 @@ result<std::string> load_secret(const std::string& path, bool create)
   if (fd < 0 && errno == ENOENT && create) {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    auto crypto = open_crypto_library();
+    if (!crypto)
+      return std::unexpected(crypto.error());
     unsigned char key[32];
-    if (RAND_bytes(key, sizeof(key)) != 1)
+    if ((*crypto)->rand_bytes(key, sizeof(key)) != 1)
       return fail("cannot make a signing secret: no randomness");
     int out = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
     if (out < 0)
       return fail("cannot create the signing secret " + path + ": " + std::strerror(errno));
     bool ok = write(out, key, sizeof(key)) == static_cast<ssize_t>(sizeof(key)) && fsync(out) == 0;
-    OPENSSL_cleanse(key, sizeof(key));
+    explicit_bzero(key, sizeof(key));
     close(out);
     if (!ok)
       return fail("cannot write the signing secret " + path);
@@ -134,25 +139,27 @@ result<std::string> load_secret(const std::string& path, bool create)
   ssize_t n = read(fd, buf, sizeof(buf));
   close(fd);
   if (n < 16) {
-    OPENSSL_cleanse(buf, sizeof(buf));
+    explicit_bzero(buf, sizeof(buf));
     return fail("the signing secret " + path + " is too short (under 16 bytes)");
   }
   std::string secret(buf, static_cast<size_t>(n));
-  OPENSSL_cleanse(buf, sizeof(buf));
+  explicit_bzero(buf, sizeof(buf));
   return secret;
 }
 
 void forget_secret(std::string& secret)
 {
-  OPENSSL_cleanse(secret.data(), secret.size());
+  explicit_bzero(secret.data(), secret.size());
   secret.clear();
 }
 
 result<std::string> sign_probe_file(const probe_file& probes, const std::string& secret)
 {
   nlohmann::json content = content_json(probes);
-  std::string text =
-      nlohmann::json{{"content", content}, {"signature", hmac_hex(secret, content.dump())}}.dump();
+  auto signature = hmac_hex(secret, content.dump());
+  if (!signature)
+    return std::unexpected(signature.error());
+  std::string text = nlohmann::json{{"content", content}, {"signature", *signature}}.dump();
   std::unique_ptr<libdeflate_compressor, void (*)(libdeflate_compressor*)> c(libdeflate_alloc_compressor(6),
                                                                              libdeflate_free_compressor);
   std::string out(libdeflate_gzip_compress_bound(c.get(), text.size()), '\0');
@@ -172,9 +179,12 @@ result<probe_file> verify_probe_file(const std::string& bytes, const std::string
   if (j.is_discarded() || !j.is_object() || !j.contains("content") || !j.contains("signature") ||
       !j["signature"].is_string())
     return fail("not a signed probe file");
-  std::string want = hmac_hex(secret, j["content"].dump());
+  auto want = hmac_hex(secret, j["content"].dump());
+  if (!want)
+    return std::unexpected(want.error());
   std::string got = j["signature"];
-  if (got.size() != want.size() || CRYPTO_memcmp(got.data(), want.data(), want.size()) != 0)
+  auto same = (*open_crypto_library())->memcmp;  // opened by hmac_hex: constant-time compare
+  if (got.size() != want->size() || same(got.data(), want->data(), want->size()) != 0)
     return fail("the probe file's signature does not verify (tampered, or signed with another secret)");
   return parse_probe_file_content(j["content"].dump());
 }
