@@ -15,7 +15,7 @@
 
 namespace dc {
 
-result<std::vector<elf_function>> list_functions(const std::string& path)
+result<std::vector<elf_function>> list_functions(const std::string& path, const name_filter& wanted)
 {
   elf_file f;
   if (auto opened = f.open(path); !opened)
@@ -53,7 +53,8 @@ result<std::vector<elf_function>> list_functions(const std::string& path)
         continue;
       const char* name = elf_strptr(f.elf(), sh.sh_link, sym.st_name);
       uint64_t offset = 0;
-      if (!name || !*name || !file_offset_of(exec_sections, sym.st_value, &offset))
+      if (!name || !*name || (wanted && !wanted(name)) ||
+          !file_offset_of(exec_sections, sym.st_value, &offset))
         continue;
       if (by_name.count(name))
         continue;

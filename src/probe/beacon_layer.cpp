@@ -24,7 +24,8 @@ class beacon_layer final : public layer {
   layer_report attach() override
   {
     layer_report r{std::string(name()), std::string(category()), false, {}, {}};
-    auto functions = list_functions(target_.library);
+    auto functions = list_functions(target_.library,
+                                    [](std::string_view name) { return name == "datacrumbs_client_start"; });
     if (!functions) {
       r.why = functions.error().message;
       return r;

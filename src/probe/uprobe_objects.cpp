@@ -68,7 +68,10 @@ const std::vector<object_function>& object_scanner::functions_of(const std::stri
   auto [it, fresh] = cache_.try_emplace(id);
   if (!fresh)
     return it->second;
-  auto functions = list_functions(path);  // sorted by name: the first alias of an address wins
+  auto any_entry = [this](std::string_view name) {
+    return std::ranges::any_of(regexes_, [&](const user_regex& r) { return r.matches(name); });
+  };
+  auto functions = list_functions(path, any_entry);  // sorted by name: the first alias of an address wins
   if (!functions)
     return it->second;                         // not ELF, no symbols: nothing to probe there
   std::set<std::pair<size_t, uint64_t>> seen;  // (entry, address)

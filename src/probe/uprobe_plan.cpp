@@ -15,15 +15,19 @@ namespace {
 void plan_functions(const probe_entry& e, const std::string& path, std::vector<uprobe_target>& targets,
                     std::set<std::pair<std::string, uint64_t>>& attached, std::vector<std::string>& notes)
 {
-  auto functions = list_functions(path);
+  auto regex = compile_user_regex(e.regex, e.name);
+  if (!regex) {  // the config's reader refuses one first
+    notes.push_back("probe entry '" + e.name + "' skipped: " + regex.error().message);
+    return;
+  }
+  auto functions = list_functions(path, [&](std::string_view name) { return regex->matches(name); });
   if (!functions) {
     notes.push_back("probe entry '" + e.name + "' skipped: " + functions.error().message);
     return;
   }
-  auto regex = compile_user_regex(e.regex, e.name);
   size_t before = targets.size();
   for (const elf_function& f : *functions)
-    if (regex && regex->matches(f.name) && attached.insert({path, f.address}).second)
+    if (attached.insert({path, f.address}).second)
       targets.push_back({e.name, f.name, path, f.file_offset});
   if (targets.size() == before)
     notes.push_back("probe entry '" + e.name + "': no function of " + path + " matches '" + e.regex + "'");
