@@ -13,6 +13,7 @@ int dc_beacon_start(struct pt_regs* ctx)
     return 0;
   struct task_struct* task = bpf_get_current_task_btf();
   __u32 tgid = task->tgid, state = DC_TRACE_ACTIVE;
+  dc_traced_slot_add(tgid);
   if (bpf_map_update_elem(&dc_traced, &tgid, &state, BPF_ANY))
     return 0;
   /* Named like an exec: user space learns its command line and parent. */

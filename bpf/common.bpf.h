@@ -57,8 +57,39 @@ struct {
   __type(value, struct dc_path_record);
 } dc_path_scratch SEC(".maps");
 
+/* A filter in front of dc_traced, asked first on every path all processes take (system calls,
+ * buffered reads, faults, forks): one load of a global, where the hash lookup (or the
+ * task-storage lookup) of an untraced process cost 45-95 ns a hook (docs/performance.md, session
+ * 34). Exact for traced processes: a traced TGID's slot holds it or DC_TRACED_SHARED from before
+ * the process is traced (fork, the beacon, user space's arm) until it is not. A shared slot stays
+ * shared until the object is reset: those TGIDs only lose the shortcut. */
+__u32 dc_traced_slots[DC_TRACED_SLOTS] = {};
+
+static __always_inline int dc_maybe_traced(__u32 tgid)
+{
+  __u32 s = *(volatile __u32*)&dc_traced_slots[tgid & (DC_TRACED_SLOTS - 1)];
+  return s != 0 && (s == tgid || s == DC_TRACED_SHARED);
+}
+
+/* Before `tgid` joins dc_traced: its slot names it, or becomes shared. */
+static __always_inline void dc_traced_slot_add(__u32 tgid)
+{
+  __u32* s = &dc_traced_slots[tgid & (DC_TRACED_SLOTS - 1)];
+  __u32 was = __sync_val_compare_and_swap(s, 0, tgid);
+  if (was != 0 && was != tgid)
+    __sync_lock_test_and_set(s, DC_TRACED_SHARED);
+}
+
+/* After `tgid` left dc_traced: its slot is free again unless it is shared. */
+static __always_inline void dc_traced_slot_remove(__u32 tgid)
+{
+  __sync_val_compare_and_swap(&dc_traced_slots[tgid & (DC_TRACED_SLOTS - 1)], tgid, 0);
+}
+
 static __always_inline int dc_is_traced(__u32 tgid)
 {
+  if (!dc_maybe_traced(tgid))
+    return 0;
   __u32* state = bpf_map_lookup_elem(&dc_traced, &tgid);
   return state && *state == DC_TRACE_ACTIVE;
 }

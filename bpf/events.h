@@ -51,6 +51,11 @@ static inline int dc_is_file_data(dc_u32 mode)
   return type == DC_S_IFREG || type == DC_S_IFBLK;
 }
 
+/* The traced set's filter (common.bpf.h dc_traced_slots): slot tgid % DC_TRACED_SLOTS holds the
+ * one traced TGID that maps there, DC_TRACED_SHARED when more than one did, 0 when none. */
+#define DC_TRACED_SLOTS (1 << 14)
+#define DC_TRACED_SHARED 0xffffffffU
+
 /* Values of the traced-process map (keyed by TGID). */
 enum dc_trace_state {
   DC_TRACE_ARMED = 1,  /* will be traced from its next exec on */

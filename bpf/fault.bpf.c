@@ -39,7 +39,7 @@ struct {
 /* Whether the probed call `nest` sits under (its parent, at depth level - 1) is still open. */
 static __always_inline int dc_frame_open(struct task_struct* task, const struct dc_nesting* nest)
 {
-  struct dc_thread* t = bpf_task_storage_get(&dc_threads, task, 0, 0);
+  struct dc_thread* t = dc_thread_of(task);
   if (!t)
     return 0;
   __u32 at = nest->level - 2;
@@ -80,7 +80,7 @@ static __always_inline void dc_fault_nest(struct task_struct* task, __u64 user_s
     dc_nest_under_syscall(task, out);
     return;
   }
-  struct dc_thread* t = bpf_task_storage_get(&dc_threads, task, 0, 0);
+  struct dc_thread* t = dc_thread_of(task);
   out->flags = 0;
   if (!t) {
     out->id = 0;

@@ -308,7 +308,7 @@ static __always_inline struct inode* dc_xfs_vfs_inode(struct xfs_inode* ip)
 SEC("tp_btf/xfs_file_fsync")
 int BPF_PROG(dc_fs_xfs_fsync, struct xfs_inode* ip)
 {
-  struct dc_thread* t = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
+  struct dc_thread* t = dc_thread_of(bpf_get_current_task_btf());
   __u32 op = t && t->nr == dc_nr_fdatasync ? DC_FS_FDATASYNC : DC_FS_FSYNC;
   dc_fs_pending_begin(op, dc_xfs_vfs_inode(ip), 0);
   return 0;
@@ -317,7 +317,7 @@ int BPF_PROG(dc_fs_xfs_fsync, struct xfs_inode* ip)
 static __always_inline void dc_fs_xfs_fallocate(struct xfs_inode* ip)
 {
   struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_FALLOCATE, dc_xfs_vfs_inode(ip), 0);
-  struct dc_thread* t = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
+  struct dc_thread* t = dc_thread_of(bpf_get_current_task_btf());
   if (ev && t && t->nr == dc_nr_fallocate) {
     ev->offset = t->args[2];
     ev->bytes = t->args[3];
@@ -358,7 +358,7 @@ int BPF_PROG(dc_fs_xfs_remove, struct xfs_inode* dp, const struct xfs_name* name
 SEC("tp_btf/xfs_iunlink")
 int BPF_PROG(dc_fs_xfs_iunlink, struct xfs_inode* ip)
 {
-  struct dc_thread* t = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
+  struct dc_thread* t = dc_thread_of(bpf_get_current_task_btf());
   if (!t || !t->fs_open || t->fs.op != DC_FS_UNLINK)
     return 0;
   struct inode* inode = dc_xfs_vfs_inode(ip);

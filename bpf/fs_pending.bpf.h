@@ -38,7 +38,7 @@ static __always_inline struct dc_fs_event* dc_fs_pending_begin(__u32 op, struct 
                                                                int at_call_start)
 {
   struct task_struct* task = bpf_get_current_task_btf();
-  struct dc_thread* t = bpf_task_storage_get(&dc_threads, task, 0, 0);
+  struct dc_thread* t = dc_thread_of(task);
   if (!t || !t->active || t->fs_open)
     return NULL;
   t->fs_open = 1;

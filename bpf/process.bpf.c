@@ -84,6 +84,7 @@ int BPF_PROG(dc_process_fork, struct task_struct* parent, struct task_struct* ch
   __u32 op = DC_TASK_THREAD;
   if (ctgid != ptgid) {
     __u32 active = DC_TRACE_ACTIVE;
+    dc_traced_slot_add(ctgid);
     bpf_map_update_elem(&dc_traced, &ctgid, &active, BPF_ANY);
     op = DC_TASK_FORK;
     /* a new process: its user-space probes are attached before it runs (or before its exec runs) */
@@ -165,6 +166,7 @@ int BPF_PROG(dc_process_exit, struct task_struct* p)
   if (BPF_CORE_READ(p, signal, live.counter) != 0)
     return 0;
   bpf_map_delete_elem(&dc_traced, &tgid);
+  dc_traced_slot_remove(tgid);
   bpf_map_delete_elem(&dc_held, &tgid);
   /* Forked with a SIGCONT handler and never exec'd: it ran unheld, its probes never attached. */
   if (bpf_map_delete_elem(&dc_hold_at_exec, &tgid) == 0)

@@ -133,7 +133,7 @@ static __always_inline int dc_fold_fs(const struct dc_thread* e, const struct dc
 SEC("tp_btf/sys_exit")
 int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
 {
-  struct dc_thread* e = bpf_task_storage_get(&dc_threads, bpf_get_current_task_btf(), 0, 0);
+  struct dc_thread* e = dc_thread_of(bpf_get_current_task_btf());
   if (!e || !e->active)
     return 0;
   e->active = 0;

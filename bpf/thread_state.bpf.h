@@ -102,6 +102,15 @@ DC_GLOBAL int dc_stage_flush(struct dc_thread* e)
   return 0;
 }
 
+/* The state of `task` if it has one: only threads of traced processes do, so the traced set's
+ * filter answers first for every other thread (one load, not a task-storage lookup). */
+static __always_inline struct dc_thread* dc_thread_of(struct task_struct* task)
+{
+  if (!dc_maybe_traced(task->tgid))
+    return NULL;
+  return bpf_task_storage_get(&dc_threads, task, 0, 0);
+}
+
 _Static_assert(__builtin_offsetof(struct dc_thread, stage) ==
                    __builtin_offsetof(struct dc_thread, run) + sizeof(struct dc_record_header),
                "the stage must follow its run header: they go to the ring as one record");
@@ -111,6 +120,8 @@ _Static_assert(__builtin_offsetof(struct dc_thread, stage) ==
  * lookup is paid once per thread, not once per call. */
 static __always_inline struct dc_thread* dc_thread_of_traced(struct task_struct* task)
 {
+  if (!dc_maybe_traced(task->tgid))
+    return NULL;
   struct dc_thread* t = bpf_task_storage_get(&dc_threads, task, 0, 0);
   if (t)
     return t;
@@ -170,7 +181,7 @@ static __always_inline __u64 dc_next_id(struct dc_nest* n, __u32 tid)
 /* A kernel event the current thread causes inside a system call sits under that call. */
 static __always_inline void dc_nest_under_syscall(struct task_struct* task, struct dc_nesting* out)
 {
-  struct dc_thread* t = bpf_task_storage_get(&dc_threads, task, 0, 0);
+  struct dc_thread* t = dc_thread_of(task);
   out->flags = 0;
   if (!t || !t->active) {
     out->id = 0;

@@ -303,6 +303,11 @@ std::vector<page_cache_entry> session::page_cache_counts()
 
 result<> session::arm(uint32_t pid)
 {
+  // The traced set's filter first, as the programs add (common.bpf.h dc_traced_slot_add).
+  std::atomic_ref<uint32_t> slot(skel_->bss->dc_traced_slots[pid & (DC_TRACED_SLOTS - 1)]);
+  uint32_t was = 0;
+  if (!slot.compare_exchange_strong(was, pid) && was != pid)
+    slot.store(DC_TRACED_SHARED);
   uint32_t state = DC_TRACE_ARMED;
   if (bpf_map_update_elem(maps_.traced_fd, &pid, &state, BPF_ANY) != 0)
     return fail(std::string("cannot add the command to the traced set: ") + std::strerror(errno));
@@ -312,6 +317,9 @@ result<> session::arm(uint32_t pid)
 void session::disarm(uint32_t pid)
 {
   bpf_map_delete_elem(maps_.traced_fd, &pid);
+  std::atomic_ref<uint32_t> slot(skel_->bss->dc_traced_slots[pid & (DC_TRACED_SLOTS - 1)]);
+  uint32_t was = pid;
+  slot.compare_exchange_strong(was, 0);
 }
 
 uint64_t session::loss(uint32_t kind) const

@@ -19,6 +19,7 @@
 #include "runtime/process_tree.h"
 #include "runtime/runtime_helpers.h"
 #include "runtime/storm_fixture.h"
+#include "events.h"
 #include "runtime/strace_counts.h"
 #include "sink/lanes.h"
 
@@ -361,6 +362,29 @@ TEST_F(storm, ReusedPidIsTracedOnlyUnderTheTracedCommand)
       "trace), then traced again under the command (its open and fopen in the trace); the summary "
       "keeps the two traced processes apart (%s and %s)\n",
       old, tries, first.c_str(), second.c_str());
+}
+
+// Two traced processes whose pids share a slot of the traced set's filter (bpf/common.bpf.h
+// dc_traced_slots): the first exits before the second does its I/O, which must all be traced.
+TEST_F(storm, TracedPidsSharingAFilterSlotAreBothTraced)
+{
+  auto run = trace_command(
+      dir, workload("collide " + shell_quote(dir.path) + " " + std::to_string(DC_TRACED_SLOTS)));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  pid_t b = std::atoi(read_file(dir / "collide").c_str());
+  ASSERT_GT(b, 0) << "no pid sharing a slot obtained in 50 tries";
+  auto names = file_names(run.trace);
+  int opens = 0, writes = 0;
+  for (const auto& e : complete_events(run.trace)) {
+    if (e["pid"] != b || !e["args"].contains("fhash") ||
+        names[e["args"]["fhash"].get<uint64_t>()] != dir / "collided")
+      continue;
+    opens += e["name"] == "openat";
+    writes += e["name"] == "write";
+  }
+  EXPECT_EQ(opens, 1);
+  EXPECT_EQ(writes, 7);
+  EXPECT_EQ(run.summary["events"]["lost"], 0);
 }
 
 }  // namespace

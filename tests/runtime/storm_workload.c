@@ -23,7 +23,13 @@
  *                                       its pid to DIR/old.pid; waits for DIR/go; then gets that
  *                                       pid again for a new child (ns_last_pid) which opens
  *                                       DIR/traced_2 (fopen); writes "got PID" to DIR/again (pid 0: not
- *                                       obtained in 50 tries) */
+ *                                       obtained in 50 tries)
+ *   storm_workload collide DIR STRIDE   forks child A (waits on a pipe), then child B whose pid is
+ *                                       A's +- STRIDE (ns_last_pid; the two share a slot of the
+ *                                       traced set's filter), waiting too; lets A exit and reaps it,
+ *                                       then lets B open DIR/collided and make 7 one-byte writes;
+ *                                       writes B's pid to DIR/collide (0: not obtained in 50
+ *                                       tries) */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <fcntl.h>
@@ -249,6 +255,77 @@ static int reuse(const char* dir)
   return 0;
 }
 
+/* A child (with pid `want`, when it is not 0 and free) that waits until `gate` closes, then, if
+ * it got `want` and `dir` is given, opens DIR/collided and writes 7 bytes one at a time. It
+ * closes `other_gate` (an earlier child's, when not -1). Returns its pid. */
+static pid_t waiting_child(int* gate, const char* dir, pid_t want, int other_gate)
+{
+  if (pipe(gate) != 0)
+    die("pipe");
+  if (want) {
+    int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+    char text[32];
+    int len = snprintf(text, sizeof(text), "%d", want - 1);
+    if (fd < 0 || write(fd, text, (size_t)len) != len)
+      die("ns_last_pid");
+    close(fd);
+  }
+  pid_t pid = fork();
+  if (pid < 0)
+    die("fork");
+  if (pid == 0) {
+    close(gate[1]);
+    if (other_gate >= 0) /* the other child's gate must close when the parent closes it */
+      close(other_gate);
+    char c;
+    while (read(gate[0], &c, 1) > 0) {
+    }
+    if (!dir || (want && getpid() != want))
+      _exit(0);
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/collided", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    for (int i = 0; fd >= 0 && i < 7; ++i)
+      if (write(fd, "x", 1) != 1)
+        _exit(1);
+    _exit(fd >= 0 && close(fd) == 0 ? 0 : 1);
+  }
+  close(gate[0]);
+  return pid;
+}
+
+static void let_go(int* gate, pid_t pid)
+{
+  close(gate[1]);
+  int status;
+  if (waitpid(pid, &status, 0) != pid || bad_status(status))
+    die("child");
+}
+
+static int collide(const char* dir, pid_t stride)
+{
+  int gate_a[2], gate_b[2];
+  pid_t a = waiting_child(gate_a, NULL, 0, -1), b = 0;
+  FILE* f = fopen("/proc/sys/kernel/pid_max", "r");
+  long pid_max = 0;
+  if (!f || fscanf(f, "%ld", &pid_max) != 1)
+    die("pid_max");
+  fclose(f);
+  pid_t want = a + stride < pid_max ? a + stride : a - stride; /* pids below 300 are not reused */
+  for (int i = 0; i < 50 && !b && want > 300; ++i) {
+    pid_t got = waiting_child(gate_b, dir, want, gate_a[1]);
+    if (got == want)
+      b = got;
+    else /* another process took the pid first: this child exits without I/O */
+      let_go(gate_b, got);
+  }
+  let_go(gate_a, a);
+  if (b)
+    let_go(gate_b, b);
+  write_text(dir, "collide", b);
+  return 0;
+}
+
 int main(int argc, char** argv)
 {
   if (argc == 2 && strcmp(argv[0], "child") == 0) {
@@ -289,5 +366,7 @@ int main(int argc, char** argv)
     return flood(atoi(argv[3]), argv[4]);
   if (strcmp(argv[1], "reuse") == 0)
     return reuse(argv[2]);
+  if (strcmp(argv[1], "collide") == 0 && argc == 4)
+    return collide(argv[2], atoi(argv[3]));
   return 2;
 }
