@@ -2,7 +2,8 @@
 # Overhead benchmark, beside Darshan: one pread(2) storm (bench/pread_storm.c) run untraced,
 # under Darshan 3.5 (counters, and DXT keeping every operation), under datacrumbs (trace and
 # profile mode, the system-call layer alone and every layer), untraced while datacrumbs traces
-# another process (attached-idle), and under strace and two bpftrace one-liners, in interleaved
+# another process (attached-idle), untraced beside two empty raw syscall programs (hooks-floor:
+# what any BPF system-call tracer pays here), and under strace and two bpftrace one-liners, in interleaved
 # rounds; then the fixed cost of a run: `datacrumbs run -- /bin/date` start-up and end.
 #
 # usage: sudo bash bench/run_overhead.sh [--quick] [--write-doc] [--rounds R] [OPS]
@@ -45,6 +46,7 @@ cleanup() {
 trap cleanup EXIT
 
 cc -O2 -Wall -Wextra -o "$tmp/pread_storm" "$repo/bench/pread_storm.c"
+cc -O2 -Wall -Wextra -o "$tmp/hook_floor" "$repo/bench/hook_floor.c" -lbpf
 dd if=/dev/urandom of="$tmp/data" bs=1M count=64 status=none
 storm=("$tmp/pread_storm" "$tmp/data")
 blocks=$((64 * 256)) # the storm's warm-up reads every 4 KiB block once before timing
@@ -53,7 +55,7 @@ log "building or finding Darshan (once per machine)"
 darshan="$(darshan_prefix counters)"
 darshan_dxt="$(darshan_prefix dxt)"
 configs=(untraced darshan darshan-dxt dc-syscall dc-default dc-profile dc-profile-syscall attached-idle
-  strace bpftrace-count bpftrace-printf)
+  hooks-floor strace bpftrace-count bpftrace-printf)
 failed=0
 : >"$tmp/rows"
 
@@ -120,6 +122,24 @@ run_attached_idle() {
   return "$rc"
 }
 
+# The storm runs untraced beside bench/hook_floor.c's two empty raw syscall programs.
+run_hooks_floor() {
+  "$tmp/hook_floor" >"$tmp/floor.out" &
+  local fpid=$! i rc=0
+  bg_pids+=("$fpid")
+  for ((i = 0; i < 100; i++)); do
+    [[ ! -s "$tmp/floor.out" ]] || break
+    kill -0 "$fpid" 2>/dev/null || { echo "hook_floor failed" >&2; return 1; }
+    sleep 0.05
+  done
+  [[ -s "$tmp/floor.out" ]] || { echo "hook_floor never attached" >&2; return 1; }
+  timed "$tmp/time" "${storm[@]}" "$ops" || rc=$?
+  kill "$fpid"
+  wait "$fpid" || true
+  bg_pids=()
+  return "$rc"
+}
+
 run_config() {
   case "$1" in
     untraced) timed "$tmp/time" "${storm[@]}" "$ops" ;;
@@ -130,6 +150,7 @@ run_config() {
     dc-profile) run_dc profile "" ;;
     dc-profile-syscall) run_dc profile syscall ;;
     attached-idle) run_attached_idle ;;
+    hooks-floor) run_hooks_floor ;;
     strace) timed "$tmp/time" strace -f -o /dev/null "${storm[@]}" "$strace_ops" ;;
     bpftrace-count)
       timed "$tmp/time" bpftrace -o "$tmp/bt.out" -c "${storm[*]} $ops" \
@@ -182,6 +203,7 @@ done
     [[ -s "$tmp/check.$cfg" || ! -s "$tmp/err.$cfg" ]] || printf '%s\t%s\n' "$cfg" "$(cat "$tmp/err.$cfg")"
   done
   printf 'attached-idle\tthe storm untraced; datacrumbs traces a sleeping process\n'
+  printf 'hooks-floor\tthe storm untraced; two empty programs on the raw syscall tracepoints\n'
   printf 'strace\t%d ops per run\n' "$strace_ops"
   for cfg in bpftrace-count bpftrace-printf; do
     [[ ! -s "$tmp/err.$cfg" ]] || printf '%s\t%s\n' "$cfg" "$(cat "$tmp/err.$cfg")"
@@ -211,6 +233,10 @@ def check(label, value, limit):
 print(check("profile (all layers) loop ≤ Darshan counters, × untraced", get("dc-profile", "metric_ratio"), get("darshan", "metric_ratio")))
 print(check("profile (all layers) whole command ≤ Darshan counters, × untraced", get("dc-profile", "wall_ratio"), get("darshan", "wall_ratio")))
 print(check("profile (all layers) loop ≤ trace (all layers), × untraced", get("dc-profile", "metric_ratio"), get("dc-default", "metric_ratio")))
+fl, dr = get("hooks-floor", "metric_ratio"), get("darshan", "metric_ratio")
+if fl is not None and dr is not None:
+    print(f"  - the floor of the hooks alone (two empty raw syscall programs), × untraced: {fl:.2f}, "
+          f"{'above' if fl > dr else 'at or below'} Darshan counters' {dr:.2f}.")
 print(check("trace --layers syscall loop ≤ Darshan DXT, × untraced", get("dc-syscall", "metric_ratio"), get("darshan-dxt", "metric_ratio")))
 dw = get("darshan", "wall_ratio")
 print(check("trace --layers syscall whole command ≤ 1.3 × Darshan counters' whole command", get("dc-syscall", "wall_ratio"), dw * 1.3 if dw else None))
@@ -265,6 +291,10 @@ Configs:
 - **attached-idle**: the untraced storm while \`datacrumbs run -- sleep 600\` traces another
   process: what every untraced process pays while datacrumbs runs (Darshan's equivalent is zero:
   only preloaded processes run its code).
+- **hooks-floor**: the untraced storm while \`bench/hook_floor.c\` holds two empty programs on the
+  raw \`sys_enter\`/\`sys_exit\` tracepoints (datacrumbs' system-call hooks): the kernel's traced
+  system-call path and two program runs per call, nothing else. No BPF system-call tracer can cost
+  less here (fentry and kprobes are refused on this kernel).
 - **strace**: \`strace -f -o /dev/null\`, $strace_ops ops (ns/op is compared).
 - **bpftrace-count**: one filtered \`sys_enter_pread64\` probe counting in the kernel;
   **bpftrace-printf**: the same probe printing a line per call.
