@@ -215,18 +215,23 @@ static int flood(int n, const char* dir)
   return bad ? 1 : 0;
 }
 
+/* The next fork gets pid `want` if it is free and no other process forks first (ns_last_pid). */
+static void next_pid_is(pid_t want)
+{
+  int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+  char text[32];
+  int len = snprintf(text, sizeof(text), "%d", want - 1);
+  if (fd < 0 || write(fd, text, (size_t)len) != len)
+    die("ns_last_pid");
+  close(fd);
+}
+
 /* Forks a child that opens DIR/NAME if its pid is `want` (any pid when want is 0); returns the
  * child's pid once it has exited, or 0 when it did not get `want`. */
 static pid_t child_opening(const char* dir, const char* name, pid_t want)
 {
-  if (want) {
-    int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
-    char text[32];
-    int len = snprintf(text, sizeof(text), "%d", want - 1);
-    if (fd < 0 || write(fd, text, (size_t)len) != len)
-      die("ns_last_pid");
-    close(fd);
-  }
+  if (want)
+    next_pid_is(want);
   pid_t pid = fork();
   if (pid < 0)
     die("fork");
@@ -262,14 +267,8 @@ static pid_t waiting_child(int* gate, const char* dir, pid_t want, int other_gat
 {
   if (pipe(gate) != 0)
     die("pipe");
-  if (want) {
-    int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
-    char text[32];
-    int len = snprintf(text, sizeof(text), "%d", want - 1);
-    if (fd < 0 || write(fd, text, (size_t)len) != len)
-      die("ns_last_pid");
-    close(fd);
-  }
+  if (want)
+    next_pid_is(want);
   pid_t pid = fork();
   if (pid < 0)
     die("fork");
