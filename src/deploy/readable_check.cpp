@@ -15,16 +15,6 @@ namespace dc {
 
 namespace {
 
-// The path the child reported last (it reports each before opening it); the first when none.
-const std::string& current_path(const readable_check& check)
-{
-  size_t records = check.reported.size() / sizeof(uint64_t);
-  uint64_t index = 0;
-  if (records > 0)
-    std::memcpy(&index, check.reported.data() + (records - 1) * sizeof(uint64_t), sizeof(index));
-  return check.paths[index < check.paths.size() ? index : 0];
-}
-
 void close_fd(readable_check& check)
 {
   if (check.fd >= 0)
@@ -33,6 +23,17 @@ void close_fd(readable_check& check)
 }
 
 }  // namespace
+
+std::string checked_path(const readable_check& check)
+{
+  if (check.paths.empty())
+    return {};
+  size_t records = check.reported.size() / sizeof(uint64_t);
+  uint64_t index = 0;
+  if (records > 0)
+    std::memcpy(&index, check.reported.data() + (records - 1) * sizeof(uint64_t), sizeof(index));
+  return check.paths[index < check.paths.size() ? index : 0];
+}
 
 readable_check start_readable_check(uint32_t uid, std::vector<std::string> paths)
 {
@@ -112,10 +113,10 @@ std::optional<std::string> finish_readable_check(readable_check& check)
   check.pid = 0;
   if (all)
     return std::nullopt;
-  return current_path(check);
+  return checked_path(check);
 }
 
-std::string abandon_readable_check(readable_check& check)
+void abandon_readable_check(readable_check& check)
 {
   close_fd(check);
   if (check.pid > 0) {
@@ -123,7 +124,6 @@ std::string abandon_readable_check(readable_check& check)
     waitpid(check.pid, nullptr, 0);
   }
   check.pid = 0;
-  return check.paths.empty() ? std::string() : current_path(check);
 }
 
 }  // namespace dc

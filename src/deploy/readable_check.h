@@ -31,7 +31,10 @@ bool pump_readable_check(readable_check& check);
 // closed: a child that could not tell (or never started) names the path it was at.
 std::optional<std::string> finish_readable_check(readable_check& check);
 
-// Kills an unfinished child (its request's deadline passed); the path it was opening.
-std::string abandon_readable_check(readable_check& check);
+// The path the child reported last (it reports each before opening it); the first when none.
+std::string checked_path(const readable_check& check);
+
+// Kills an unfinished child (its request's deadline passed).
+void abandon_readable_check(readable_check& check);
 
 }  // namespace dc

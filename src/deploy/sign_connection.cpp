@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 
 namespace dc {
 
@@ -47,13 +48,31 @@ bool give_output(connection& c)
   return true;
 }
 
+// The deadline runs from accept: a check begun just before it ran out says nothing of the open.
+// A check's child opens each binary once, in microseconds; one pending a second is hung (FUSE,
+// NFS). The path named is the one it was at (end_early kills it after).
+std::string expiry_reason(const connection& c, std::chrono::steady_clock::time_point now,
+                          std::chrono::seconds limit)
+{
+  constexpr double slow_open = 1.0;
+  std::string within = "within " + std::to_string(limit.count()) + " s";
+  double checking = std::chrono::duration<double>(now - c.checking_since).count();
+  if (c.at == stage::checking && checking >= slow_open)
+    return "ERR cannot tell whether uid " + std::to_string(c.probes.uid) + " can read " +
+           checked_path(c.check) + ": opening it did not return within " +
+           std::to_string(std::lround(checking)) + " s\n";
+  if (c.at == stage::reading || c.at == stage::replying)
+    return "ERR request not complete " + within + "\n";
+  return "ERR request not answered " + within + ": the service is busy, try again\n";
+}
+
 // No line when a reply is already going out: inside it, a line would only corrupt it. A client
 // that cannot take the line is dropped anyway. A job with the worker runs on; its end finds no
 // connection and is dropped.
 void end_early(connection& c, std::string why)
 {
   if (c.at == stage::checking)
-    (void)abandon_readable_check(c.check);
+    abandon_readable_check(c.check);
   if (c.at != stage::replying) {
     start_reply(c, std::move(why));
     (void)give_output(c);
@@ -84,6 +103,7 @@ void job_done(connection& c, sign_job job)
   c.probes = std::move(job.probes);
   c.parsed = true;
   c.check = start_readable_check(c.probes.uid, std::move(job.binaries));
+  c.checking_since = std::chrono::steady_clock::now();
   c.at = stage::checking;
   if (c.check.fd < 0)  // nothing to check, or no child
     check_done(c);

@@ -36,7 +36,8 @@ struct connection {
   std::string request, reply;
   size_t sent = 0;
   std::chrono::steady_clock::time_point deadline;
-  probe_file probes;  // parsed, while its binaries are checked
+  std::chrono::steady_clock::time_point checking_since;  // its readability check's start
+  probe_file probes;                                     // parsed, while its binaries are checked
   readable_check check;
 };
 
@@ -47,6 +48,11 @@ void take_input(connection& c);
 
 // Sends what the socket takes; true when the connection is done (all sent, or the client gone).
 bool give_output(connection& c);
+
+// Why `c`, past its deadline (`limit` from accept), is refused: its open, only when its check has
+// waited on one for a second or more; else the stage it reached (busy: others had the worker).
+std::string expiry_reason(const connection& c, std::chrono::steady_clock::time_point now,
+                          std::chrono::seconds limit);
 
 // Ends a connection before its answer: one try to say why, then closed.
 void end_early(connection& c, std::string why);

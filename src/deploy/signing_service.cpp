@@ -124,19 +124,12 @@ void admit(std::list<connection>& clients, int fd, uint64_t id)
 // Those past their deadline are told why (if they can still be) and closed.
 void expire(std::list<connection>& clients, std::chrono::steady_clock::time_point now)
 {
-  std::string limit = std::to_string(connection_deadline.count()) + " s";
   for (auto it = clients.begin(); it != clients.end();) {
     if (now < it->deadline) {
       ++it;
       continue;
     }
-    std::string why = "ERR request not complete within " + limit + "\n";
-    if (it->at == stage::queued || it->at == stage::working)  // others' requests had the worker
-      why = "ERR request not answered within " + limit + ": the service is busy, try again\n";
-    if (it->at == stage::checking)  // an open that does not return: FUSE or NFS not answering
-      why = "ERR cannot tell whether uid " + std::to_string(it->probes.uid) + " can read " +
-            abandon_readable_check(it->check) + ": opening it did not return within " + limit + "\n";
-    end_early(*it, std::move(why));
+    end_early(*it, expiry_reason(*it, now, connection_deadline));
     it = clients.erase(it);
   }
 }
@@ -274,7 +267,7 @@ result<> serve_signing(const std::string& socket_path, const std::string& secret
   }
   for (auto& c : clients) {
     if (c.at == stage::checking)
-      (void)abandon_readable_check(c.check);
+      abandon_readable_check(c.check);
     close(c.fd);
   }
   close(*fd);
