@@ -25,7 +25,10 @@ struct dc_profile_key {
   dc_u32 tgid;
   dc_u32 layer; /* enum dc_profile_layer */
   dc_u32 op;
-  dc_u32 reserved;
+  /* POSIX: the FS operation (enum dc_fs_op) each call of this counter ended on its file, a
+   * buffered read or write, whose time and bytes are the call's (one counter for both, as trace
+   * mode folds it into the call's record); user space splits it into its two counters. 0: none. */
+  dc_u32 folded_fs;
 };
 
 struct dc_profile_counts {

@@ -43,7 +43,15 @@ static __always_inline struct dc_fs_event* dc_fs_pending_begin(__u32 op, struct 
     return NULL;
   t->fs_open = 1;
   struct dc_fs_event* ev = &t->fs;
-  dc_fill_header(&ev->hdr, DC_REC_FS, at_call_start ? t->ts : bpf_ktime_get_ns());
+  __u64 ts = at_call_start ? t->ts : bpf_ktime_get_ns();
+  if (dc_profiling()) { /* what its counter needs (dc_fs_send); ids and the rest are the trace's */
+    ev->hdr.tgid = task->tgid;
+    ev->hdr.ts_ns = ts;
+    ev->op = op;
+    dc_inode_ref(inode, &ev->file);
+    return ev;
+  }
+  dc_fill_header(&ev->hdr, DC_REC_FS, ts);
   ev->dur_ns = 0;
   ev->offset = 0;
   ev->bytes = 0;

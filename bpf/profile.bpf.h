@@ -14,7 +14,9 @@
  * compare-and-swap before moving its counts to the map, so no count is moved twice or lost. The
  * owner adds to a slot of the interval it is in; the flusher takes only slots at least two
  * intervals old (user space reads an interval only then, profile_reader.h): a program that read
- * the clock in such an interval has long finished its update. */
+ * the clock in such an interval has long finished its update. A buffered read or write counts in
+ * its system call's slot (the key's folded_fs: same time, bytes and file), which user space splits
+ * into the two counters: one slot update a call, not two. */
 #ifndef DATACRUMBS_PROFILE_BPF_H
 #define DATACRUMBS_PROFILE_BPF_H
 
@@ -66,13 +68,13 @@ static __always_inline void dc_profile_merge(const struct dc_profile_key* key,
  * read); one counter per pair, so a copy is one call, as in trace mode. */
 static __always_inline void dc_profile_key_of(struct dc_profile_key* key, __u32 tgid, __u32 layer, __u32 op,
                                               const struct dc_file_ref* file, const struct dc_file_ref* file2,
-                                              __u64 end_ns)
+                                              __u64 epoch)
 {
-  key->epoch = end_ns / dc_profile_interval_ns;
+  key->epoch = epoch;
   key->tgid = tgid;
   key->layer = layer;
   key->op = op;
-  key->reserved = 0;
+  key->folded_fs = 0;
   if (file) {
     key->file = *file;
   } else {
@@ -95,7 +97,7 @@ static __always_inline void dc_profile_add(__u32 tgid, __u32 layer, __u32 op, co
                                            __u64 end_ns, __u64 dur_ns, __u64 bytes, __u64 pages)
 {
   struct dc_profile_key key;
-  dc_profile_key_of(&key, tgid, layer, op, file, NULL, end_ns);
+  dc_profile_key_of(&key, tgid, layer, op, file, NULL, end_ns / dc_profile_interval_ns);
   struct dc_profile_counts add = {.count = 1, .time_ns = dur_ns, .bytes = bytes, .pages = pages};
   dc_profile_merge(&key, &add);
 }
@@ -122,44 +124,67 @@ static __always_inline int dc_profile_key_equal(const struct dc_profile_key* a,
 {
   return a->epoch == b->epoch && a->file.ino == b->file.ino && a->file.dev == b->file.dev &&
          a->file.mode == b->file.mode && a->tgid == b->tgid && a->layer == b->layer && a->op == b->op &&
-         a->file2.ino == b->file2.ino && a->file2.dev == b->file2.dev && a->file2.mode == b->file2.mode;
+         a->folded_fs == b->folded_fs && a->file2.ino == b->file2.ino && a->file2.dev == b->file2.dev &&
+         a->file2.mode == b->file2.mode;
 }
 
-/* Counts one event of the current thread `t` in its slots (see the top of this file), on `file`
- * and, for a call that moved data between two files, `file2` (dc_profile_key_of). */
-static __always_inline void dc_profile_add_mine_pair(struct dc_thread* t, __u32 tgid, __u32 layer, __u32 op,
-                                                     const struct dc_file_ref* file,
-                                                     const struct dc_file_ref* file2, __u64 end_ns,
-                                                     __u64 dur_ns, __u64 bytes, __u64 pages)
+/* The interval an event of thread `t` that ended at `end_ns` falls in: the last one's while it
+ * lasts, so a division (tens of cycles) is paid once an interval, not once an event. */
+static __always_inline __u64 dc_profile_epoch_mine(struct dc_thread* t, __u64 end_ns)
 {
-  struct dc_profile_key key;
-  dc_profile_key_of(&key, tgid, layer, op, file, file2, end_ns);
+  if (end_ns - t->prof_epoch_start < dc_profile_interval_ns) /* wraps when end_ns is before it */
+    return t->prof_epoch;
+  __u64 epoch = end_ns / dc_profile_interval_ns;
+  t->prof_epoch = epoch;
+  t->prof_epoch_start = epoch * dc_profile_interval_ns;
+  return epoch;
+}
+
+static __always_inline void dc_profile_slot_add(struct dc_profile_slot* s, __u64 dur_ns, __u64 bytes,
+                                                __u64 pages)
+{
+  s->counts.count++;
+  s->counts.time_ns += dur_ns;
+  s->counts.bytes += bytes;
+  s->counts.pages += pages;
+}
+
+/* Counts one event of the current thread `t`, under `key` (dc_profile_key_of with
+ * dc_profile_epoch_mine), in its slots (see the top of this file): the last event's first. */
+static __always_inline void dc_profile_count_mine(struct dc_thread* t, struct dc_profile_key* key,
+                                                  __u64 dur_ns, __u64 bytes, __u64 pages)
+{
+  struct dc_profile_slot* last = &t->prof[t->prof_hit & (DC_PROFILE_SLOTS - 1)];
+  if (dc_profile_key_equal(&last->key, key)) {
+    dc_profile_slot_add(last, dur_ns, bytes, pages);
+    return;
+  }
   for (int i = 0; i < DC_PROFILE_SLOTS; i++) {
     struct dc_profile_slot* s = &t->prof[i];
-    if (dc_profile_key_equal(&s->key, &key)) {
-      s->counts.count++;
-      s->counts.time_ns += dur_ns;
-      s->counts.bytes += bytes;
-      s->counts.pages += pages;
+    if (dc_profile_key_equal(&s->key, key)) {
+      t->prof_hit = i;
+      dc_profile_slot_add(s, dur_ns, bytes, pages);
       return;
     }
   }
   /* A new key: it takes the next slot in turn, whose counts go to the map first. */
+  t->prof_hit = t->prof_next;
   struct dc_profile_slot* s = &t->prof[t->prof_next & (DC_PROFILE_SLOTS - 1)];
   t->prof_next++;
   if (!dc_profile_slot_flush(s, s->key.epoch, 1)) {
     /* The flusher has it right now: this one event goes to the map directly. */
     struct dc_profile_counts add = {.count = 1, .time_ns = dur_ns, .bytes = bytes, .pages = pages};
-    dc_profile_merge(&key, &add);
+    dc_profile_merge(key, &add);
     return;
   }
   s->counts.count = 1;
   s->counts.time_ns = dur_ns;
   s->counts.bytes = bytes;
   s->counts.pages = pages;
-  __u64 epoch = key.epoch;
-  key.epoch = DC_SLOT_BUSY; /* the claim word is written last, once the slot is whole */
-  s->key = key;
+  __u64 epoch = key->epoch;
+  struct dc_profile_key k = *key;
+  k.epoch = DC_SLOT_BUSY; /* the claim word is written last, once the slot is whole */
+  s->key = k;
   __sync_lock_test_and_set(&s->key.epoch, epoch);
 }
 
@@ -179,7 +204,9 @@ static __always_inline void dc_profile_add_mine(struct dc_thread* t, __u32 tgid,
                                                 const struct dc_file_ref* file, __u64 end_ns, __u64 dur_ns,
                                                 __u64 bytes, __u64 pages)
 {
-  dc_profile_add_mine_pair(t, tgid, layer, op, file, NULL, end_ns, dur_ns, bytes, pages);
+  struct dc_profile_key key;
+  dc_profile_key_of(&key, tgid, layer, op, file, NULL, dc_profile_epoch_mine(t, end_ns));
+  dc_profile_count_mine(t, &key, dur_ns, bytes, pages);
 }
 
 #endif

@@ -109,6 +109,19 @@ static __always_inline __u64 dc_pages_read(const struct dc_thread* e, const stru
   return (((__u64)off + ret - 1) >> dc_page_shift) - ((__u64)off >> dc_page_shift) + 1;
 }
 
+/* Whether the thread's open FS operation counts with its call in profile mode (the key's
+ * folded_fs): a buffered read or write of the call's only file, begun when the call began, whose
+ * bytes are the call's (a call that moves data: its result). */
+static __always_inline int dc_fs_folds_in_profile(const struct dc_thread* e,
+                                                  const struct dc_syscall_spec* spec,
+                                                  const struct dc_file_ref* file_a)
+{
+  const struct dc_fs_event* fs = &e->fs;
+  return (fs->op == DC_FS_BUFFERED_READ || fs->op == DC_FS_BUFFERED_WRITE) && spec->moves &&
+         spec->fd_b == DC_ARG_NONE && fs->hdr.ts_ns == e->ts && fs->file.ino == file_a->ino &&
+         fs->file.dev == file_a->dev && fs->file.mode == file_a->mode;
+}
+
 /* Whether the thread's open FS operation folds into its call's record (struct dc_folded_fs):
  * a buffered read or write, which starts and ends with its call, of the call's only file. */
 static __always_inline int dc_fold_fs(const struct dc_thread* e, const struct dc_syscall_spec* spec,
@@ -160,17 +173,25 @@ int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
   if (spec->fd_b != DC_ARG_NONE)
     dc_file_ref_of(dc_fd_file((int)dc_arg(e->args, spec->fd_b)), &file_b);
   if (dc_profiling()) {
+    struct dc_profile_key key;
+    dc_profile_key_of(&key, bpf_get_current_pid_tgid() >> 32, DC_PROF_POSIX, nr, &file_a,
+                      spec->moves == DC_MOVES_COPY ? &file_b : NULL, dc_profile_epoch_mine(e, now));
+    /* A buffered read or write of the call's file is counted with the call (struct
+     * dc_profile_key): its time and bytes are the call's, so one slot serves both. */
     if (e->fs_open) {
-      dc_fs_pending_close(e, ret, now);
-      dc_fs_send(&e->fs, e);
+      if (dc_fs_folds_in_profile(e, spec, &file_a)) {
+        key.folded_fs = e->fs.op;
+      } else {
+        dc_fs_pending_close(e, ret, now);
+        dc_fs_send(&e->fs, e);
+      }
       e->fs_open = 0;
     }
     __u64 bytes = spec->moves && ret > 0 ? ret : 0;
     /* A copy reads its input (fd_a) as a read would. */
     int reads = spec->moves == DC_MOVES_READ || spec->moves == DC_MOVES_COPY;
     __u64 pages = reads && ret > 0 ? dc_pages_read(e, spec, file_a.mode, ret) : 0;
-    dc_profile_add_mine_pair(e, bpf_get_current_pid_tgid() >> 32, DC_PROF_POSIX, nr, &file_a,
-                             spec->moves == DC_MOVES_COPY ? &file_b : NULL, now, now - e->ts, bytes, pages);
+    dc_profile_count_mine(e, &key, now - e->ts, bytes, pages);
     return 0;
   }
   /* A successful open is named by its file; anything else by the path it was given. */

@@ -3,7 +3,58 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <map>
+#include <tuple>
+
 namespace dc {
+
+namespace {
+
+// Interval first: samples go out in time order.
+auto key_fields(const dc_profile_key& k)
+{
+  return std::tie(k.epoch, k.tgid, k.layer, k.op, k.file.dev, k.file.ino, k.file.mode, k.file2.dev,
+                  k.file2.ino, k.file2.mode, k.folded_fs);
+}
+
+struct key_less {
+  bool operator()(const dc_profile_key& a, const dc_profile_key& b) const
+  {
+    return key_fields(a) < key_fields(b);
+  }
+};
+
+void add_counts(dc_profile_counts& to, const dc_profile_counts& c)
+{
+  to.count += c.count;
+  to.time_ns += c.time_ns;
+  to.bytes += c.bytes;
+  to.pages += c.pages;
+}
+
+}  // namespace
+
+// A POSIX counter whose calls each ended a buffered read or write (folded_fs) is two: the calls',
+// and the FS operation's with the same count, time and bytes (the page cache's pages are the
+// call's alone); each summed with the counter of the same key counted apart.
+std::vector<profile_sample> split_folded(const std::vector<profile_sample>& samples)
+{
+  std::map<dc_profile_key, dc_profile_counts, key_less> merged;
+  for (const profile_sample& s : samples) {
+    dc_profile_key key = s.key;
+    key.folded_fs = 0;
+    add_counts(merged[key], s.counts);
+    if (s.key.layer != DC_PROF_POSIX || s.key.folded_fs == 0)
+      continue;
+    key.layer = DC_PROF_FS;
+    key.op = s.key.folded_fs;
+    add_counts(merged[key], {s.counts.count, s.counts.time_ns, s.counts.bytes, 0});
+  }
+  std::vector<profile_sample> out;
+  out.reserve(merged.size());
+  for (const auto& [key, counts] : merged) out.push_back({key, counts});
+  return out;
+}
 
 std::vector<profile_sample> profile_reader::take(uint64_t decoded_until_ns, bool all)
 {
@@ -32,16 +83,11 @@ std::vector<profile_sample> profile_reader::take(uint64_t decoded_until_ns, bool
     if (bpf_map_lookup_elem(fd_, &k, per_cpu.data()) != 0)
       continue;
     profile_sample s{k, {}};
-    for (const dc_profile_counts& c : per_cpu) {
-      s.counts.count += c.count;
-      s.counts.time_ns += c.time_ns;
-      s.counts.bytes += c.bytes;
-      s.counts.pages += c.pages;
-    }
+    for (const dc_profile_counts& c : per_cpu) add_counts(s.counts, c);
     bpf_map_delete_elem(fd_, &k);
     out.push_back(s);
   }
-  return out;
+  return split_folded(out);
 }
 
 }  // namespace dc

@@ -19,6 +19,10 @@ struct profile_sample {
   dc_profile_counts counts;  // summed over CPUs
 };
 
+// The samples with every folded FS operation (dc_profile_key::folded_fs) split into its own
+// counter, and counters of one key summed: what the decoder takes.
+std::vector<profile_sample> split_folded(const std::vector<profile_sample>& samples);
+
 class profile_reader {
  public:
   // Moves the counters threads still coalesce in their own state for intervals before the

@@ -1,6 +1,7 @@
 // The filesystem layer against what the workload asked of the filesystem: direct and buffered
 // I/O, fsync and the journal commits it waited for, fallocate/truncate/unlink, on ext4 and xfs
 // loop devices.
+#include <filesystem>
 #include <map>
 
 #include "core/hash.h"
@@ -192,6 +193,39 @@ TEST_P(fs_ops_test, FsyncFallocateTruncateAndUnlinkAreSeenWithTheirFile)
   EXPECT_EQ(unlinks[0]["pid"], caller["unlinkat"]);
   EXPECT_EQ(unlinks[0]["args"]["fhash"], string_hash(file));
   EXPECT_EQ(unlinks[0]["args"]["ret"], 0);
+}
+
+// Profile mode counts a buffered call's FS part in the call's own slot (bpf/counters.h
+// folded_fs) and splits it into the FS layer's counter in user space: the FS layer's counts and
+// bytes, in all and per file, must be trace mode's on the same workload, and the system calls'.
+TEST_P(fs_ops_test, ProfileModeCountsEachBufferedCallsFsPartAsTraceModeDoes)
+{
+  loop_fs fs(dir.path, GetParam());
+  std::string file = fs.mount_point() + "/buffered.bin";
+  std::string workload = "sh -c " + shell_quote("dd if=/dev/zero of=" + shell_quote(file) +
+                                                " bs=64k count=16 status=none && dd if=" + shell_quote(file) +
+                                                " of=/dev/null bs=16k status=none");
+  auto traced = trace_command(dir, workload);
+  ASSERT_EQ(traced.exit_code, 0) << traced.err;
+  std::filesystem::remove(dir / "trace.pfw.gz");
+  std::filesystem::remove(dir / "summary.json");
+  auto profiled = trace_command(dir, workload, "--mode profile --interval-ms 20");
+  ASSERT_EQ(profiled.exit_code, 0) << profiled.err;
+  for (const auto* run : {&traced, &profiled}) EXPECT_EQ(run->summary["events"]["lost"], 0);
+  const auto& fs_traced = traced.summary["layers"]["FS"];
+  const auto& fs_profiled = profiled.summary["layers"]["FS"];
+  for (const char* op : {"buffered_read", "buffered_write"}) {
+    ASSERT_TRUE(fs_traced.contains(op)) << fs_traced;
+    ASSERT_TRUE(fs_profiled.contains(op)) << fs_profiled;
+    EXPECT_EQ(fs_profiled[op]["count"], fs_traced[op]["count"]) << op;
+    EXPECT_EQ(fs_profiled[op]["bytes"], fs_traced[op]["bytes"]) << op;
+  }
+  EXPECT_EQ(fs_profiled["buffered_write"]["count"], 16);
+  EXPECT_EQ(profiled.summary["files"][file]["FS"]["read_bytes"], 1 << 20);
+  EXPECT_EQ(profiled.summary["files"][file]["FS"], traced.summary["files"][file]["FS"]);
+  for (const char* call : {"read", "write"})
+    EXPECT_EQ(profiled.summary["files"][file]["POSIX"][call], traced.summary["files"][file]["POSIX"][call])
+        << call;
 }
 
 INSTANTIATE_TEST_SUITE_P(fs, fs_ops_test, ::testing::Values("ext4", "xfs"));
