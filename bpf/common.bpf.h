@@ -178,15 +178,11 @@ const volatile __u32 dc_cast_ids[DC_CAST_COUNT];
  * loads either way; a plain pointer cannot be passed where a helper needs a trusted one. */
 #define dc_plain(p) ((typeof(p))bpf_rdonly_cast((p), dc_kernel_type_id((typeof(p))0)))
 
-static __always_inline struct task_struct* dc_current_untrusted(void)
+/* The struct file behind descriptor fd of `current` (the current task, as
+ * bpf_get_current_task_btf() gave it: a hook that has it saves a helper call), or NULL. */
+static __always_inline struct file* dc_fd_file_of(struct task_struct* current, long fd)
 {
-  return dc_plain(bpf_get_current_task_btf());
-}
-
-/* The struct file behind descriptor fd of the current task, or NULL. */
-static __always_inline struct file* dc_fd_file(long fd)
-{
-  struct task_struct* task = dc_current_untrusted();
+  struct task_struct* task = dc_plain(current);
   struct file* f = NULL;
   if (fd < 0)
     return NULL;
@@ -204,6 +200,12 @@ static __always_inline struct file* dc_fd_file(long fd)
   if (!f)
     return NULL;
   return dc_cast(f, file);
+}
+
+/* The struct file behind descriptor fd of the current task, or NULL. */
+static __always_inline struct file* dc_fd_file(long fd)
+{
+  return dc_fd_file_of(bpf_get_current_task_btf(), fd);
 }
 
 /* The file an inode is, as every layer names files: (dev, ino) and the type bits of its mode;

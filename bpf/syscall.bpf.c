@@ -45,7 +45,8 @@ int BPF_PROG(dc_syscall_enter, struct pt_regs* regs, long id)
   e->args[4] = regs->r8;
   e->args[5] = regs->r9;
   /* Always written: a stale ref from an earlier call must not leak into this one. */
-  dc_file_ref_of(spec->fd_at_entry ? dc_fd_file((int)dc_arg(e->args, spec->fd_a)) : NULL, &e->file_a);
+  dc_file_ref_of(spec->fd_at_entry ? dc_fd_file_of(task, (int)dc_arg(e->args, spec->fd_a)) : NULL,
+                 &e->file_a);
   e->active = 1;
   e->ts = bpf_ktime_get_ns();
   return 0;
@@ -146,7 +147,8 @@ static __always_inline int dc_fold_fs(const struct dc_thread* e, const struct dc
 SEC("tp_btf/sys_exit")
 int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
 {
-  struct dc_thread* e = dc_thread_of(bpf_get_current_task_btf());
+  struct task_struct* task = bpf_get_current_task_btf();
+  struct dc_thread* e = dc_thread_of(task);
   if (!e || !e->active)
     return 0;
   e->active = 0;
@@ -163,18 +165,18 @@ int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
   struct dc_file_ref file_a = e->file_a, file_b = {};
   if (spec->fd_a == DC_ARG_RET) {
     if (ret >= 0) {
-      struct file* f = dc_fd_file(ret);
+      struct file* f = dc_fd_file_of(task, ret);
       dc_file_ref_of(f, &file_a);
       dc_emit_file_name(dc_address_of(f), e->ts);
     }
   } else if (spec->fd_a != DC_ARG_NONE && !spec->fd_at_entry) {
-    dc_file_ref_of(dc_fd_file((int)dc_arg(e->args, spec->fd_a)), &file_a);
+    dc_file_ref_of(dc_fd_file_of(task, (int)dc_arg(e->args, spec->fd_a)), &file_a);
   }
   if (spec->fd_b != DC_ARG_NONE)
-    dc_file_ref_of(dc_fd_file((int)dc_arg(e->args, spec->fd_b)), &file_b);
+    dc_file_ref_of(dc_fd_file_of(task, (int)dc_arg(e->args, spec->fd_b)), &file_b);
   if (dc_profiling()) {
     struct dc_profile_key key;
-    dc_profile_key_of(&key, bpf_get_current_pid_tgid() >> 32, DC_PROF_POSIX, nr, &file_a,
+    dc_profile_key_of(&key, task->tgid, DC_PROF_POSIX, nr, &file_a,
                       spec->moves == DC_MOVES_COPY ? &file_b : NULL, dc_profile_epoch_mine(e, now));
     /* A buffered read or write of the call's file is counted with the call (struct
      * dc_profile_key): its time and bytes are the call's, so one slot serves both. */
