@@ -132,12 +132,11 @@ static __always_inline int dc_profile_key_equal(const struct dc_profile_key* a,
  * lasts, so a division (tens of cycles) is paid once an interval, not once an event. */
 static __always_inline __u64 dc_profile_epoch_mine(struct dc_thread* t, __u64 end_ns)
 {
-  if (end_ns - t->prof_epoch_start < dc_profile_interval_ns) /* wraps when end_ns is before it */
+  /* A multiply, not a division; wraps (and divides) when end_ns is before the interval. */
+  if (end_ns - t->prof_epoch * dc_profile_interval_ns < dc_profile_interval_ns)
     return t->prof_epoch;
-  __u64 epoch = end_ns / dc_profile_interval_ns;
-  t->prof_epoch = epoch;
-  t->prof_epoch_start = epoch * dc_profile_interval_ns;
-  return epoch;
+  t->prof_epoch = end_ns / dc_profile_interval_ns;
+  return t->prof_epoch;
 }
 
 static __always_inline void dc_profile_slot_add(struct dc_profile_slot* s, __u64 dur_ns, __u64 bytes,

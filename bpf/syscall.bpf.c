@@ -110,31 +110,37 @@ static __always_inline __u64 dc_pages_read(const struct dc_thread* e, const stru
   return (((__u64)off + ret - 1) >> dc_page_shift) - ((__u64)off >> dc_page_shift) + 1;
 }
 
-/* Whether the thread's open FS operation counts with its call in profile mode (the key's
- * folded_fs): a buffered read or write of the call's only file, begun when the call began, whose
- * bytes are the call's (a call that moves data: its result). */
+/* Whether the thread's open FS operation is its call's own buffered read or write: of the call's
+ * only file. Trace and profile mode fold such an operation into the call (below). */
+static __always_inline int dc_fs_is_the_calls(const struct dc_thread* e, const struct dc_syscall_spec* spec,
+                                              const struct dc_file_ref* file_a)
+{
+  const struct dc_fs_event* fs = &e->fs;
+  return (fs->op == DC_FS_BUFFERED_READ || fs->op == DC_FS_BUFFERED_WRITE) && spec->fd_b == DC_ARG_NONE &&
+         fs->file.ino == file_a->ino && fs->file.dev == file_a->dev;
+}
+
+/* Whether it counts with its call in profile mode (the key's folded_fs): the counter then takes
+ * the call's time, bytes and file for it, so it must have begun with the call, of a call that
+ * moves data (its bytes: the call's result), on a file of the call's type. */
 static __always_inline int dc_fs_folds_in_profile(const struct dc_thread* e,
                                                   const struct dc_syscall_spec* spec,
                                                   const struct dc_file_ref* file_a)
 {
-  const struct dc_fs_event* fs = &e->fs;
-  return (fs->op == DC_FS_BUFFERED_READ || fs->op == DC_FS_BUFFERED_WRITE) && spec->moves &&
-         spec->fd_b == DC_ARG_NONE && fs->hdr.ts_ns == e->ts && fs->file.ino == file_a->ino &&
-         fs->file.dev == file_a->dev && fs->file.mode == file_a->mode;
+  return dc_fs_is_the_calls(e, spec, file_a) && spec->moves && e->fs.hdr.ts_ns == e->ts &&
+         e->fs.file.mode == file_a->mode;
 }
 
-/* Whether the thread's open FS operation folds into its call's record (struct dc_folded_fs):
- * a buffered read or write, which starts and ends with its call, of the call's only file. */
+/* Whether it folds into its call's record (struct dc_folded_fs): a read's page span must fit. */
 static __always_inline int dc_fold_fs(const struct dc_thread* e, const struct dc_syscall_spec* spec,
                                       const struct dc_file_ref* file_a, struct dc_folded_fs* out)
 {
   const struct dc_fs_event* fs = &e->fs;
-  if (spec->fd_b != DC_ARG_NONE || fs->file.ino != file_a->ino || fs->file.dev != file_a->dev)
+  if (!dc_fs_is_the_calls(e, spec, file_a))
     return 0;
   if (fs->op == DC_FS_BUFFERED_WRITE) {
     out->first = fs->offset;
-  } else if (fs->op == DC_FS_BUFFERED_READ && fs->last_page >= fs->first_page &&
-             fs->last_page - fs->first_page <= 0xffffffffULL) {
+  } else if (fs->last_page >= fs->first_page && fs->last_page - fs->first_page <= 0xffffffffULL) {
     out->first = fs->first_page;
     out->page_span = fs->last_page - fs->first_page;
   } else {

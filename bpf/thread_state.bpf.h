@@ -64,10 +64,10 @@ struct dc_thread {
    * loop's A/B, bench/run_ab.sh, did not show it beyond its ~5 % noise.) */
   struct dc_fs_event fs; /* an FS operation that ends with the system call (fs_pending.bpf.h) */
   struct dc_profile_slot prof[DC_PROFILE_SLOTS];
-  __u32 prof_next; /* the slot a new key takes */
-  __u32 prof_hit;  /* the slot the last event went to: the next one most likely goes there too */
-  __u64 prof_epoch, prof_epoch_start;            /* the interval the last event ended in, and its start */
-  struct dc_record_header run;                   /* DC_REC_STAGED: sent with the stage after it */
+  __u32 prof_next;             /* the slot a new key takes */
+  __u32 prof_hit;              /* the slot the last event went to: the next one most likely goes there too */
+  __u64 prof_epoch;            /* the interval the last event ended in */
+  struct dc_record_header run; /* DC_REC_STAGED: sent with the stage after it */
   union dc_staged_record stage[DC_STAGE_EVENTS]; /* must follow `run` */
   struct dc_nest nest;
 };

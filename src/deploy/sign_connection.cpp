@@ -55,12 +55,14 @@ std::string expiry_reason(const connection& c, std::chrono::steady_clock::time_p
                           std::chrono::seconds limit)
 {
   constexpr double slow_open = 1.0;
+  if (c.at == stage::checking) {
+    double checking = std::chrono::duration<double>(now - c.checking_since).count();
+    if (checking >= slow_open)
+      return "ERR cannot tell whether uid " + std::to_string(c.probes.uid) + " can read " +
+             checked_path(c.check) + ": opening it did not return within " +
+             std::to_string(std::lround(checking)) + " s\n";
+  }
   std::string within = "within " + std::to_string(limit.count()) + " s";
-  double checking = std::chrono::duration<double>(now - c.checking_since).count();
-  if (c.at == stage::checking && checking >= slow_open)
-    return "ERR cannot tell whether uid " + std::to_string(c.probes.uid) + " can read " +
-           checked_path(c.check) + ": opening it did not return within " +
-           std::to_string(std::lround(checking)) + " s\n";
   if (c.at == stage::reading || c.at == stage::replying)
     return "ERR request not complete " + within + "\n";
   return "ERR request not answered " + within + ": the service is busy, try again\n";

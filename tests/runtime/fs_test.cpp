@@ -91,6 +91,14 @@ INSTANTIATE_TEST_SUITE_P(fs, fs_dio_test, ::testing::Values("ext4", "xfs"));
 
 struct fs_ops_test : runtime_test, ::testing::WithParamInterface<const char*> {};
 
+// 16 buffered writes of 64 KiB to `file`, then dd reads it back `read_block` bytes at a time.
+std::string write_then_read(const std::string& file, const std::string& read_block)
+{
+  return "sh -c " + shell_quote("dd if=/dev/zero of=" + shell_quote(file) +
+                                " bs=64k count=16 status=none && dd if=" + shell_quote(file) +
+                                " of=/dev/null bs=" + read_block + " status=none");
+}
+
 // Buffered reads and writes: each system call that went through the page cache carries its FS
 // operation in its own event (one event per call): the offset (writes) or page range (reads) it
 // asked for; the summary counts them in the FS layer with their bytes.
@@ -98,10 +106,7 @@ TEST_P(fs_ops_test, BufferedReadsAndWritesAreEachSystemCallsPageCacheWork)
 {
   loop_fs fs(dir.path, GetParam());
   std::string file = fs.mount_point() + "/buffered.bin";
-  auto run =
-      trace_command(dir, "sh -c " + shell_quote("dd if=/dev/zero of=" + shell_quote(file) +
-                                                " bs=64k count=16 status=none && dd if=" + shell_quote(file) +
-                                                " of=/dev/null bs=64k status=none"));
+  auto run = trace_command(dir, write_then_read(file, "64k"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.summary["events"]["lost"], 0);
   std::vector<nlohmann::json> writes, reads;
@@ -202,9 +207,7 @@ TEST_P(fs_ops_test, ProfileModeCountsEachBufferedCallsFsPartAsTraceModeDoes)
 {
   loop_fs fs(dir.path, GetParam());
   std::string file = fs.mount_point() + "/buffered.bin";
-  std::string workload = "sh -c " + shell_quote("dd if=/dev/zero of=" + shell_quote(file) +
-                                                " bs=64k count=16 status=none && dd if=" + shell_quote(file) +
-                                                " of=/dev/null bs=16k status=none");
+  std::string workload = write_then_read(file, "16k");
   auto traced = trace_command(dir, workload);
   ASSERT_EQ(traced.exit_code, 0) << traced.err;
   std::filesystem::remove(dir / "trace.pfw.gz");
