@@ -67,6 +67,13 @@ class pid_table {
   std::vector<std::unique_ptr<std::array<pid_state, page_pids>>> pages_;
 };
 
+// A kernel layer's operation: its name and which way its bytes move. One table per layer (in its
+// decoder), shared by its event and its profile decoding.
+struct layer_op {
+  std::string_view name;
+  io_dir dir = io_dir::none;
+};
+
 struct decode_state {
   clock_offset clock;
   name_table names;
@@ -153,8 +160,9 @@ class decoder {
   void decode_net(const dc_net_event& ev);
   void decode_fault(const dc_fault_event& ev);
   void decode_fs(const dc_fs_event& ev);
-  // folded: carried in its call's event (unfold_fs), counted but not written on its own.
-  void decode_fs_op(const dc_fs_event& ev, bool folded);
+  // The FS operation carried in call `raw` (bpf/events.h dc_folded_fs), counted but not written on its own:
+  // its thread, span and file are those of `call`, the call's event (file_a: its hash).
+  void decode_folded_fs(const dc_syscall_event& raw, const trace_event& call, uint64_t file_a);
   void decode_uprobe(const dc_uprobe_event& ev);
   // Layer, operation name and direction of a profile counter; false for a key no layer made.
   bool name_counter(const dc_profile_key& key, trace_event& ev);
@@ -183,21 +191,14 @@ class decoder {
   std::deque<ended_process> ended_;  // by exit time, oldest first
 };
 
-// A kernel layer's operation: its name and which way its bytes move. One table per layer (in its
-// decoder), shared by its event and its profile decoding.
-struct layer_op {
-  std::string_view name;
-  io_dir dir = io_dir::none;
-};
 layer_op block_op(uint32_t op);
 layer_op fs_op(uint32_t op);
 layer_op net_op(uint32_t op);
 layer_op fault_op(uint32_t op);
 // A buffered read or write folded into its call's record (bpf/events.h dc_folded_fs): the args
-// the call's event carries for it ("fs", then first_page/last_page or fs_offset), and the FS
-// operation itself, as a staged record would have given it (for the summary).
+// the call's event carries for it ("fs", then first_page/last_page or fs_offset). The summary
+// gets the FS operation itself from decoder::decode_folded_fs.
 void add_folded_fs_args(trace_event& call, const dc_folded_fs& fs);
-dc_fs_event unfold_fs(const dc_syscall_event& call);
 
 struct syscall_info;
 // Which way a POSIX call that moved bytes moved them for its files (fhash: `a`, fhash2: `b`),

@@ -33,35 +33,37 @@ void add_folded_fs_args(trace_event& call, const dc_folded_fs& fs)
   }
 }
 
-dc_fs_event unfold_fs(const dc_syscall_event& call)
+namespace {
+
+// A buffered read names the pages it asked of the cache (its bytes' offset is its call's); a
+// write, where it began (and the bytes asked, where the hook saw them: `count`, 0 if not).
+void add_buffered_args(trace_event& ev, uint32_t op, uint64_t first, uint64_t last_page, uint64_t count)
 {
-  dc_fs_event fs{};
-  fs.hdr = call.hdr;
-  fs.hdr.kind = DC_REC_FS;
-  fs.dur_ns = call.dur_ns;
-  fs.ret = call.ret;
-  fs.file = call.file_a;
-  fs.op = call.fs.op;
-  if (fs.op == DC_FS_BUFFERED_READ) {
-    fs.first_page = call.fs.first;
-    fs.last_page = call.fs.first + call.fs.page_span;
+  if (op == DC_FS_BUFFERED_READ) {
+    ev.add_arg("first_page", static_cast<int64_t>(first));
+    ev.add_arg("last_page", static_cast<int64_t>(last_page));
   } else {
-    fs.offset = call.fs.first;
+    ev.add_arg("offset", static_cast<int64_t>(first));
+    if (count)
+      ev.add_arg("count", static_cast<int64_t>(count));
   }
-  fs.nest = {.id = 0, .parent = static_cast<int64_t>(call.id), .level = call.level + 1, .flags = 0};
-  return fs;
 }
+
+// The bytes an operation moved, the way its layer_op says, when it moved any.
+void add_moved(trace_event& ev, int64_t ret, layer_op op)
+{
+  if (ret > 0) {
+    ev.bytes = static_cast<uint64_t>(ret);
+    ev.dir = op.dir;
+  }
+}
+
+}  // namespace
 
 void decoder::decode_fs(const dc_fs_event& raw)
 {
-  decode_fs_op(raw, false);
-}
-
-void decoder::decode_fs_op(const dc_fs_event& raw, bool folded)
-{
   layer_op op = fs_op(raw.op);
   trace_event ev = begin_event(op.name, category::fs, raw.hdr, raw.dur_ns);
-  ev.folded = folded;
   place(ev, raw.nest, trace_event::parent_of::syscall);
   if (raw.op == DC_FS_JOURNAL_COMMIT) {
     // The journal's work for the device, not a call of the thread it is charged to.
@@ -80,27 +82,13 @@ void decoder::decode_fs_op(const dc_fs_event& raw, bool folded)
     case DC_FS_DIRECT_WRITE:
       ev.add_arg("offset", static_cast<int64_t>(raw.offset));
       ev.add_arg("count", static_cast<int64_t>(raw.bytes));
-      if (raw.ret > 0) {
-        ev.bytes = static_cast<uint64_t>(raw.ret);
-        ev.dir = op.dir;
-      }
+      add_moved(ev, raw.ret, op);
       break;
     case DC_FS_BUFFERED_READ:
     case DC_FS_BUFFERED_WRITE:
-      // A read names the pages it asked of the cache (its bytes' offset is its call's); a
-      // write, where it began.
-      if (raw.op == DC_FS_BUFFERED_READ) {
-        ev.add_arg("first_page", static_cast<int64_t>(raw.first_page));
-        ev.add_arg("last_page", static_cast<int64_t>(raw.last_page));
-      } else {
-        ev.add_arg("offset", static_cast<int64_t>(raw.offset));
-        if (raw.bytes)
-          ev.add_arg("count", static_cast<int64_t>(raw.bytes));
-      }
-      if (raw.ret > 0) {
-        ev.bytes = static_cast<uint64_t>(raw.ret);
-        ev.dir = op.dir;
-      }
+      add_buffered_args(ev, raw.op, raw.op == DC_FS_BUFFERED_READ ? raw.first_page : raw.offset,
+                        raw.last_page, raw.bytes);
+      add_moved(ev, raw.ret, op);
       break;
     case DC_FS_FALLOCATE:
       ev.add_arg("offset", static_cast<int64_t>(raw.offset));
@@ -109,6 +97,31 @@ void decoder::decode_fs_op(const dc_fs_event& raw, bool folded)
     case DC_FS_TRUNCATE: ev.add_arg("size", static_cast<int64_t>(raw.offset)); break;
     default: break;
   }
+  emit(ev);
+}
+
+void decoder::decode_folded_fs(const dc_syscall_event& raw, const trace_event& call, uint64_t file_a)
+{
+  // What the call's event already has (process, span, file: the kernel folds only an
+  // operation on the call's file) is copied, not looked up again, and no FS record is built:
+  // once a call, this is most of what every layer costs the collector beyond the system calls.
+  const dc_folded_fs& fs = raw.fs;
+  layer_op op = fs_op(fs.op);
+  trace_event ev;
+  ev.name = op.name;
+  ev.category = category::fs;
+  ev.pid = call.pid;
+  ev.process = call.process;
+  ev.tid = call.tid;
+  ev.ts_us = call.ts_us;
+  ev.dur_us = call.dur_us;
+  ev.folded = true;
+  place(ev, {.id = 0, .parent = static_cast<int64_t>(raw.id), .level = raw.level + 1, .flags = 0},
+        trace_event::parent_of::syscall);
+  ev.fhash = file_a;
+  ev.add_arg("ret", raw.ret);
+  add_buffered_args(ev, fs.op, fs.first, fs.first + fs.page_span, 0);
+  add_moved(ev, raw.ret, op);
   emit(ev);
 }
 

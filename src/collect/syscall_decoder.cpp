@@ -112,7 +112,8 @@ void decoder::decode_syscall(const dc_syscall_event& raw)
       return raw.ret;
     return index >= 0 && index < 6 ? static_cast<int32_t>(raw.args[index]) : -1;
   };
-  ev.fhash = file_hash(raw.file_a, raw.hdr.tgid, fd_of(spec.fd_a));
+  uint64_t file_a = file_hash(raw.file_a, raw.hdr.tgid, fd_of(spec.fd_a));
+  ev.fhash = file_a;
   // Without a second descriptor the record's file_b holds the FS operation folded into the call.
   bool folded = spec.fd_b == DC_ARG_NONE && raw.fs.op != 0;
   if (!folded)
@@ -131,7 +132,7 @@ void decoder::decode_syscall(const dc_syscall_event& raw)
   }
   emit(ev);
   if (folded)
-    decode_fs_op(unfold_fs(raw), true);
+    decode_folded_fs(raw, ev, file_a);
 }
 
 }  // namespace dc

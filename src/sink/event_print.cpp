@@ -11,7 +11,7 @@ namespace {
 const int64_t* arg_of(const trace_event& ev, std::string_view key)
 {
   for (uint8_t i = 0; i < ev.arg_count; ++i)
-    if (ev.args[i].key == key)
+    if (ev.args[i].key() == key)
       return &ev.args[i].value;
   return nullptr;
 }

@@ -61,8 +61,26 @@ void file_tally::add(const trace_event& ev)
   for_each_moved_file(ev, [&](uint64_t fhash, io_dir dir) {
     if (fhash == 0)
       return;
-    add_flow(map_entry(by_file_[{ev.instance(), fhash}], ev.category).second, dir, ev);
+    add_flow(flow_of(ev.instance(), fhash, ev.category), dir, ev);
   });
+}
+
+layer_flow& file_tally::flow_of(process_key process, uint64_t fhash, std::string_view layer)
+{
+  for (size_t i : {last_, 1 - last_}) {
+    recent_flow& r = recent_[i];
+    if (r.flow && r.process == process && r.fhash == fhash && r.layer == layer) {
+      last_ = i;
+      return *r.flow;
+    }
+  }
+  last_ = 1 - last_;
+  recent_flow& r = recent_[last_];
+  r.process = process;
+  r.fhash = fhash;
+  r.layer = layer;
+  r.flow = &map_entry(by_file_[{process, fhash}], layer).second;
+  return *r.flow;
 }
 
 nlohmann::json file_tally::json(const name_table& names) const
@@ -84,6 +102,7 @@ nlohmann::json file_tally::process_json(process_key process, const name_table& n
 
 void file_tally::fold(process_key from, process_key into)
 {
+  recent_ = {};
   auto it = by_file_.lower_bound({from, 0});
   while (it != by_file_.end() && it->first.first == from) {
     add_flows(by_file_[{into, it->first.second}], it->second);

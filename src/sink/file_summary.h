@@ -3,10 +3,12 @@
 // for the run and per process, so amplification can be read file by file.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "core/event.h"
@@ -32,6 +34,9 @@ void add_flows(layer_flows& into, const layer_flows& from);
 
 class file_tally {
  public:
+  file_tally() = default;
+  file_tally(const file_tally&) = delete;  // recent_ points into its own maps
+  file_tally& operator=(const file_tally&) = delete;
   // Events that moved a file's data (a copy: both files); others are ignored.
   void add(const trace_event& ev);
   bool empty() const { return by_file_.empty(); }
@@ -46,6 +51,17 @@ class file_tally {
  private:
   using flows = layer_flows;
   std::map<std::pair<process_key, uint64_t>, flows> by_file_;  // (process, fhash) -> layer -> flow
+  // The flows of the last two (process, file, layer) added to, tried before the maps: a call
+  // and its folded FS part alternate. Map nodes stay put until erased (fold clears these).
+  struct recent_flow {
+    process_key process = 0;
+    uint64_t fhash = 0;
+    std::string layer;
+    layer_flow* flow = nullptr;
+  };
+  std::array<recent_flow, 2> recent_{};
+  size_t last_ = 0;
+  layer_flow& flow_of(process_key process, uint64_t fhash, std::string_view layer);
 };
 
 }  // namespace dc

@@ -207,7 +207,7 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
   // The line is written in place into room for its longest form: its fixed keys and up to nine
   // numbers, its strings escaped at worst, and its args.
   size_t most = 320 + span_args_.size() + json_string_bound(ev.name) + json_string_bound(ev.category);
-  for (uint8_t i = 0; i < ev.arg_count; ++i) most += ev.args[i].key.size() + 4 + json_int_bound;
+  for (uint8_t i = 0; i < ev.arg_count; ++i) most += ev.args[i].key().size() + 4 + json_int_bound;
   for (uint8_t i = 0; i < ev.text_count; ++i)
     most += ev.texts[i].first.size() + 4 + json_string_bound(ev.texts[i].second);
   // Kernel ids are >= 2^30 (tid << 30), so they never meet the writer's own small ids.
@@ -239,7 +239,7 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
       p = put_int(put_raw(p, ",\"p_idx\":"), ev.parent);
     }
     for (uint8_t i = 0; i < ev.arg_count; ++i) {
-      key(ev.args[i].key);
+      key(ev.args[i].key());
       p = put_int(p, ev.args[i].value);
     }
     for (uint8_t i = 0; i < ev.text_count; ++i) {
@@ -289,7 +289,7 @@ void pfw_writer::write_counter(const trace_event& ev, const trace_names& names)
   if (ev.fhash2)
     append_field(b, "fhash2", ev.fhash2);
   b.append(",\"args\":{");
-  for (uint8_t i = 0; i < ev.arg_count; ++i) append_field(b, ev.args[i].key, ev.args[i].value, i == 0);
+  for (uint8_t i = 0; i < ev.arg_count; ++i) append_field(b, ev.args[i].key(), ev.args[i].value, i == 0);
   b.append("}}\n");
   ++counters_;
   ++pending_counters_;
@@ -310,7 +310,7 @@ void pfw_writer::write_totals(const trace_event& ev, const trace_names& names)
   append_field(b, "ts", ev.ts_us);
   b.append(",\"ph\":\"M\",\"args\":{");
   append_field(b, "hhash", hhash_, true);
-  for (uint8_t i = 0; i < ev.arg_count; ++i) append_field(b, ev.args[i].key, ev.args[i].value);
+  for (uint8_t i = 0; i < ev.arg_count; ++i) append_field(b, ev.args[i].key(), ev.args[i].value);
   if (ev.fhash)
     append_field(b, "fhash", ev.fhash);
   b.append("}}\n");

@@ -79,11 +79,26 @@ nlohmann::json amplification_json(const io_totals& t)
 summary_builder::recent_op& summary_builder::recent(const trace_event& ev)
 {
   constexpr size_t most_recent = 16;
-  for (recent_op& r : recent_)
-    if (r.key == ev.instance() && r.category == ev.category && r.name == ev.name)
-      return r;
-  recent_op& r =
-      recent_.size() < most_recent ? recent_.emplace_back() : recent_[next_replaced_++ % most_recent];
+  auto is_ev = [&ev](const recent_op& r) {
+    return r.key == ev.instance() && r.name == ev.name && r.category == ev.category;
+  };
+  auto found = [this](size_t i) -> recent_op& {
+    if (i != last_) {
+      before_last_ = last_;
+      last_ = i;
+    }
+    return recent_[i];
+  };
+  for (size_t i : {last_, before_last_})
+    if (i < recent_.size() && is_ev(recent_[i]))
+      return found(i);
+  for (size_t i = 0; i < recent_.size(); ++i)
+    if (is_ev(recent_[i]))
+      return found(i);
+  size_t i = recent_.size() < most_recent ? recent_.size() : next_replaced_++ % most_recent;
+  if (i == recent_.size())
+    recent_.emplace_back();
+  recent_op& r = found(i);
   io_totals& process = per_process_[ev.instance()];
   r = {.key = ev.instance(),
        .category = std::string(ev.category),

@@ -71,6 +71,8 @@ class summary_builder {
   };
   std::vector<recent_op> recent_;
   size_t next_replaced_ = 0;
+  // The last two ops found, tried first: a call and its folded FS part alternate.
+  size_t last_ = 0, before_last_ = 0;
   recent_op& recent(const trace_event& ev);
 };
 

@@ -161,6 +161,44 @@ TEST(Summary, BytesPerFileAreKeptPerLayerForTheRunAndEachProcess)
   EXPECT_EQ(top, "file /d/data.bin: app read 0 wrote 8192, device read 0 wrote 16384\n");
 }
 
+// Calls and their FS parts in turn, over more (process, file, layer)s than the tally keeps at
+// hand, with layer names that do not outlive the call, and a process folded into another
+// between them: every byte lands on its own file, layer and process.
+TEST(Summary, BytesOfFilesInTurnAreEachTalliedWhereTheyBelong)
+{
+  name_table names;
+  std::vector<uint64_t> files = {names.add("/a"), names.add("/b"), names.add("/c")};
+  summary_builder s;
+  auto add = [&s](uint32_t pid, uint64_t fhash, std::string layer, uint64_t bytes) {
+    trace_event ev = io_event("read", pid, bytes, 1, layer);
+    ev.fhash = fhash;
+    s.add(ev);
+  };
+  for (int round = 0; round < 3; ++round)
+    for (uint32_t pid = 1; pid <= 2; ++pid)
+      for (size_t f = 0; f < files.size(); ++f) {
+        add(pid, files[f], "POSIX", 100 * pid + f);
+        add(pid, files[f], "FS", 10 * pid + f);
+      }
+  s.fold(2, 3);                  // process 2's bytes now count as 3's
+  add(2, files[2], "POSIX", 7);  // a new process 2, after the fold, on the file last added to
+  add(2, files[2], "FS", 5);
+  nlohmann::json p1 = s.files().process_json(1, names), p2 = s.files().process_json(2, names),
+                 p3 = s.files().process_json(3, names), all = s.files().json(names);
+  for (size_t f = 0; f < files.size(); ++f) {
+    std::string path = *names.find(files[f]);
+    EXPECT_EQ(p1[path]["POSIX"]["read_bytes"], 3 * (100 + f)) << path;
+    EXPECT_EQ(p1[path]["FS"]["read_bytes"], 3 * (10 + f)) << path;
+    EXPECT_EQ(p3[path]["POSIX"]["read_bytes"], 3 * (200 + f)) << path;
+    EXPECT_EQ(p3[path]["FS"]["reads"], 3) << path;
+    EXPECT_EQ(all[path]["FS"]["read_bytes"], 3 * (30 + 2 * f) + (f == 2 ? 5 : 0)) << path;
+  }
+  EXPECT_EQ(p2.size(), 1u);
+  EXPECT_EQ(p2["/c"]["POSIX"]["read_bytes"], 7);
+  EXPECT_EQ(p2["/c"]["FS"]["read_bytes"], 5);
+  EXPECT_EQ(p2["/c"]["FS"]["reads"], 1);
+}
+
 }  // namespace
 }  // namespace dc
 
