@@ -92,5 +92,21 @@ TEST(JsonFields, PutIntWritesWhatToCharsWrites)
   }
 }
 
+// Every length, short ones (copied inline, in overlapping words) and long ones alike, and
+// nothing written past the end.
+TEST(JsonFields, PutRawCopiesEveryLengthExactly)
+{
+  std::string src;
+  for (int i = 0; i < 48; ++i) src += static_cast<char>('a' + i % 26);
+  for (size_t n = 0; n <= 40; ++n) {
+    std::string out(48, '#');
+    char* end = put_raw(out.data() + 1, std::string_view(src).substr(n % 3, n));
+    ASSERT_EQ(end, out.data() + 1 + n);
+    EXPECT_EQ(out.substr(1, n), src.substr(n % 3, n)) << n;
+    EXPECT_EQ(out[0], '#');
+    EXPECT_EQ(out.substr(1 + n), std::string(47 - n, '#')) << n;
+  }
+}
+
 }  // namespace
 }  // namespace dc
