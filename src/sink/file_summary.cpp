@@ -6,6 +6,7 @@
 
 #include "core/category.h"
 #include "core/map_entry.h"
+#include "core/short_text.h"
 #include "sink/summary.h"
 
 namespace dc {
@@ -69,7 +70,7 @@ layer_flow& file_tally::flow_of(process_key process, uint64_t fhash, std::string
 {
   for (size_t i : {last_, 1 - last_}) {
     recent_flow& r = recent_[i];
-    if (r.flow && r.process == process && r.fhash == fhash && r.layer == layer) {
+    if (r.flow && r.process == process && r.fhash == fhash && same_text(r.layer, layer)) {
       last_ = i;
       return *r.flow;
     }

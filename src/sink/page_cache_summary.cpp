@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "core/category.h"
+#include "core/short_text.h"
 #include "sink/summary.h"
 
 namespace dc {
@@ -27,12 +28,12 @@ uint64_t pages_touched(const trace_event& read)
     return 0;
   if (read.counter) {  // a profile counter: the kernel summed the pages of its reads
     for (uint8_t i = 0; i < read.arg_count; ++i)
-      if (read.args[i].key() == "pages")
+      if (same_text(read.args[i].key(), "pages"))
         return static_cast<uint64_t>(read.args[i].value);
     return 0;
   }
   for (uint8_t i = 0; i < read.arg_count; ++i)
-    if (read.args[i].key() == "offset" && read.args[i].value >= 0) {
+    if (same_text(read.args[i].key(), "offset") && read.args[i].value >= 0) {
       uint64_t first = static_cast<uint64_t>(read.args[i].value) / page_size;
       uint64_t last = (static_cast<uint64_t>(read.args[i].value) + read.bytes - 1) / page_size;
       return last - first + 1;

@@ -8,6 +8,7 @@
 
 #include "core/category.h"
 #include "core/map_entry.h"
+#include "core/short_text.h"
 
 namespace dc {
 
@@ -80,7 +81,7 @@ summary_builder::recent_op& summary_builder::recent(const trace_event& ev)
 {
   constexpr size_t most_recent = 16;
   auto is_ev = [&ev](const recent_op& r) {
-    return r.key == ev.instance() && r.name == ev.name && r.category == ev.category;
+    return r.key == ev.instance() && same_text(r.name, ev.name) && same_text(r.category, ev.category);
   };
   auto found = [this](size_t i) -> recent_op& {
     if (i != last_) {

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/json.h"
+#include "core/short_text.h"
 
 namespace dc {
 namespace {
@@ -105,6 +106,25 @@ TEST(JsonFields, PutRawCopiesEveryLengthExactly)
     EXPECT_EQ(out.substr(1, n), src.substr(n % 3, n)) << n;
     EXPECT_EQ(out[0], '#');
     EXPECT_EQ(out.substr(1 + n), std::string(47 - n, '#')) << n;
+  }
+}
+
+// Equal texts of every length are the same; a difference at any one byte, or in length, is not.
+TEST(ShortText, SameTextSeesEveryByteOfEveryLength)
+{
+  std::string a;
+  for (int i = 0; i < 40; ++i) a += static_cast<char>('a' + i % 26);
+  for (size_t n = 0; n <= a.size(); ++n) {
+    std::string x = a.substr(0, n), y = a.substr(0, n);
+    EXPECT_TRUE(same_text(x, y)) << n;
+    if (n) {
+      EXPECT_FALSE(same_text(x, std::string_view(y).substr(0, n - 1))) << n;
+    }
+    for (size_t k = 0; k < n; ++k) {
+      std::string z = y;
+      z[k] = static_cast<char>(z[k] ^ 0x20);
+      EXPECT_FALSE(same_text(x, z)) << n << " " << k;
+    }
   }
 }
 
