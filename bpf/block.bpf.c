@@ -39,10 +39,29 @@ struct {
   __type(value, struct dc_file_ref);
 } dc_block_direct_io_file SEC(".maps");
 
-/* Requests in flight. Not an LRU: nothing is left in it for long (a request's entry goes at its
- * completion or merge, and is replaced when its preallocated address starts another request),
- * and an LRU's elements are all made when the map is (~35 ms of start-up for 65,536). A request
- * that finds it full is counted lost (no_state). */
+/* Requests in flight, first in a slot chosen by their address: a traced request takes its slot
+ * when the slot is free (or holds a stale entry of its own address), with one compare-and-swap,
+ * where the hash map below takes its bucket lock and allocates an element (~400 ns of
+ * block_io_start's ~860, and its lookups and delete most of block_rq_complete's ~650, on a
+ * direct read of a loop device: docs/performance.md). A request whose slot another one holds goes
+ * to the hash map. Whoever ends a request (its completion, its merge) frees its slot. */
+#define DC_BLOCK_SLOT_BITS 12
+struct dc_block_slot {
+  __u64 rq; /* struct request *, 0 when free */
+  struct dc_block_request r;
+};
+static struct dc_block_slot dc_block_slots[1 << DC_BLOCK_SLOT_BITS]; /* .bss: not in the skeleton */
+
+static __always_inline struct dc_block_slot* dc_slot_of(__u64 rq)
+{
+  __u64 index = (rq * 0x9E3779B97F4A7C15ULL) >> (64 - DC_BLOCK_SLOT_BITS); /* Fibonacci hashing */
+  return &dc_block_slots[index & ((1 << DC_BLOCK_SLOT_BITS) - 1)];
+}
+
+/* Requests in flight whose slot was taken. Not an LRU: nothing is left in it for long (a
+ * request's entry goes at its completion or merge, and is replaced when its preallocated address
+ * starts another request), and an LRU's elements are all made when the map is (~35 ms of start-up
+ * for 65,536). A request that finds it full is counted lost (no_state). */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(map_flags, BPF_F_NO_PREALLOC);
@@ -51,17 +70,39 @@ struct {
   __type(value, struct dc_block_request);
 } dc_block_requests SEC(".maps");
 
-/* The traced request at `rq`, if it is one. */
-static __always_inline struct dc_block_request* dc_request_at(const struct request* rq)
+/* The traced request at address `key`, if it is one. The address is taken as a number
+ * (dc_address_of): the verifier allows no arithmetic on a kernel pointer, and the slot is a
+ * function of it. */
+static __always_inline struct dc_block_request* dc_request_at(__u64 key)
 {
-  __u64 key = (__u64)rq;
+  struct dc_block_slot* s = dc_slot_of(key);
+  if (s->rq == key)
+    return &s->r;
   return bpf_map_lookup_elem(&dc_block_requests, &key);
 }
 
-static __always_inline void dc_forget_request(const struct request* rq)
+/* Its slot is freed, or else its entry in the hash map deleted. */
+static __always_inline void dc_forget_request(__u64 key)
 {
-  __u64 key = (__u64)rq;
-  bpf_map_delete_elem(&dc_block_requests, &key);
+  struct dc_block_slot* s = dc_slot_of(key);
+  if (s->rq == key)
+    s->rq = 0; /* only the request's own end frees it: no other writer while it is held */
+  else
+    bpf_map_delete_elem(&dc_block_requests, &key);
+}
+
+/* Keeps a traced request's state: in its slot when that is free or already its own (a stale
+ * entry of a request that ended unseen at the same address), else in the hash map. */
+static __always_inline void dc_keep_request(__u64 key, const struct dc_block_request* r)
+{
+  struct dc_block_slot* s = dc_slot_of(key);
+  __u64 held = s->rq;
+  if (held == key || (held == 0 && __sync_val_compare_and_swap(&s->rq, 0, key) == 0)) {
+    s->r = *r;
+    return;
+  }
+  if (bpf_map_update_elem(&dc_block_requests, &key, r, BPF_ANY))
+    dc_count_loss(DC_LOSS_NO_STATE);
 }
 
 static __always_inline __u64 dc_file_key(const struct dc_file_ref* f)
@@ -161,13 +202,11 @@ static __always_inline int dc_block_owner_of(struct request* trusted_rq, struct 
 SEC("tp_btf/block_io_start")
 int BPF_PROG(dc_block_io_start, struct request* rq)
 {
-  __u64 key = (__u64)rq;
   struct dc_block_request fresh = {};
-  if (dc_block_owner_of(rq, &fresh.owner)) {
-    if (bpf_map_update_elem(&dc_block_requests, &key, &fresh, BPF_ANY))
-      dc_count_loss(DC_LOSS_NO_STATE);
-  } else
-    dc_forget_request(rq);
+  if (dc_block_owner_of(rq, &fresh.owner))
+    dc_keep_request(dc_address_of(rq), &fresh);
+  else
+    dc_forget_request(dc_address_of(rq));
   return 0;
 }
 
@@ -176,14 +215,14 @@ int BPF_PROG(dc_block_io_start, struct request* rq)
 SEC("tp_btf/block_rq_merge")
 int BPF_PROG(dc_block_rq_merge, struct request* next)
 {
-  dc_forget_request(next);
+  dc_forget_request(dc_address_of(next));
   return 0;
 }
 
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(dc_block_rq_insert, struct request* rq)
 {
-  struct dc_block_request* r = dc_request_at(rq);
+  struct dc_block_request* r = dc_request_at(dc_address_of(rq));
   if (r)
     r->insert_ns = bpf_ktime_get_ns();
   return 0;
@@ -192,7 +231,7 @@ int BPF_PROG(dc_block_rq_insert, struct request* rq)
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(dc_block_rq_issue, struct request* rq)
 {
-  struct dc_block_request* r = dc_request_at(rq);
+  struct dc_block_request* r = dc_request_at(dc_address_of(rq));
   if (r)
     r->issue_ns = bpf_ktime_get_ns();
   return 0;
@@ -237,14 +276,15 @@ static __always_inline void dc_block_report(struct request* rq, const struct dc_
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(dc_block_rq_complete, struct request* rq, blk_status_t error, unsigned int nr_bytes)
 {
-  struct dc_block_request* r = dc_request_at(rq);
+  __u64 key = dc_address_of(rq);
+  struct dc_block_request* r = dc_request_at(key);
   if (!r)
     return 0;
   dc_block_report(rq, r, error, nr_bytes);
   /* Fired before the bytes are taken off the request: a driver that ends part of a request
    * (nr_bytes below what is left) completes the rest later, with the same owner. */
   if (nr_bytes >= rq->__data_len)
-    dc_forget_request(rq);
+    dc_forget_request(key);
   return 0;
 }
 
