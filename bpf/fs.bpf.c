@@ -90,7 +90,15 @@ int BPF_PROG(dc_fs_dio_begin, struct kiocb* iocb, struct iov_iter* iter, unsigne
 {
   __u32 op = iter->data_source ? DC_FS_DIRECT_WRITE : DC_FS_DIRECT_READ;
   struct file* f = dc_plain(iocb)->ki_filp;
-  struct dc_fs_event* ev = dc_fs_begin((__u64)iocb, op, f ? dc_plain(f)->f_inode : NULL);
+  struct inode* inode = f ? dc_plain(f)->f_inode : NULL;
+  /* A synchronous one (no completion callback) begins and ends in this thread, inside its system
+   * call: it is kept in the thread's state, not in dc_fs_open, whose LRU update, lookups and
+   * delete made this pair of programs ~1.8 us a direct read (docs/performance.md). */
+  struct dc_fs_event* ev = NULL;
+  if (!dc_plain(iocb)->ki_complete)
+    ev = dc_fs_pending_begin(op, inode, 0, (__u64)iocb);
+  if (!ev)
+    ev = dc_fs_begin((__u64)iocb, op, inode);
   if (!ev)
     return 0;
   ev->offset = iocb->ki_pos;
@@ -101,9 +109,15 @@ int BPF_PROG(dc_fs_dio_begin, struct kiocb* iocb, struct iov_iter* iter, unsigne
 SEC("tp_btf/iomap_dio_complete")
 int BPF_PROG(dc_fs_dio_complete, struct kiocb* iocb, int error, ssize_t ret)
 {
+  __s64 result = error ? error : ret;
+  struct dc_thread* t = dc_thread_of(bpf_get_current_task_btf());
+  if (t && t->fs_open && t->fs_iocb == (__u64)iocb) {
+    dc_fs_pending_end(t, result);
+    return 0;
+  }
   /* Either direction: only one of the two keys exists for this kiocb. */
-  dc_fs_end((__u64)iocb, DC_FS_DIRECT_WRITE, error ? error : ret);
-  dc_fs_end((__u64)iocb, DC_FS_DIRECT_READ, error ? error : ret);
+  dc_fs_end((__u64)iocb, DC_FS_DIRECT_WRITE, result);
+  dc_fs_end((__u64)iocb, DC_FS_DIRECT_READ, result);
   return 0;
 }
 
@@ -258,7 +272,7 @@ int BPF_PROG(dc_fs_buffered_read, struct address_space* mapping, unsigned long i
              unsigned long last_index)
 {
   struct dc_fs_event* ev =
-      dc_fs_pending_begin(DC_FS_BUFFERED_READ, mapping ? dc_plain(mapping)->host : NULL, 1);
+      dc_fs_pending_begin(DC_FS_BUFFERED_READ, mapping ? dc_plain(mapping)->host : NULL, 1, 0);
   if (ev) {
     ev->first_page = index;
     ev->last_page = last_index;
@@ -269,7 +283,7 @@ int BPF_PROG(dc_fs_buffered_read, struct address_space* mapping, unsigned long i
 /* ext4's buffered writes, one folio at a time: the first one opens the write. */
 static __always_inline void dc_fs_ext4_write(struct inode* inode, loff_t pos)
 {
-  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_WRITE, inode, 1);
+  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_WRITE, inode, 1, 0);
   if (ev)
     ev->offset = pos;
 }
@@ -291,7 +305,7 @@ int BPF_PROG(dc_fs_ext4_write_begin, struct inode* inode, loff_t pos, unsigned i
 SEC("tp_btf/xfs_file_buffered_write")
 int BPF_PROG(dc_fs_xfs_write, struct kiocb* iocb, struct iov_iter* from)
 {
-  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_WRITE, dc_plain(iocb)->ki_filp->f_inode, 1);
+  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_BUFFERED_WRITE, dc_plain(iocb)->ki_filp->f_inode, 1, 0);
   if (ev) {
     ev->offset = iocb->ki_pos;
     ev->bytes = from->count;
@@ -310,13 +324,13 @@ int BPF_PROG(dc_fs_xfs_fsync, struct xfs_inode* ip)
 {
   struct dc_thread* t = dc_thread_of(bpf_get_current_task_btf());
   __u32 op = t && t->nr == dc_nr_fdatasync ? DC_FS_FDATASYNC : DC_FS_FSYNC;
-  dc_fs_pending_begin(op, dc_xfs_vfs_inode(ip), 0);
+  dc_fs_pending_begin(op, dc_xfs_vfs_inode(ip), 0, 0);
   return 0;
 }
 
 static __always_inline void dc_fs_xfs_fallocate(struct xfs_inode* ip)
 {
-  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_FALLOCATE, dc_xfs_vfs_inode(ip), 0);
+  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_FALLOCATE, dc_xfs_vfs_inode(ip), 0, 0);
   struct dc_thread* t = dc_thread_of(bpf_get_current_task_btf());
   if (ev && t && t->nr == dc_nr_fallocate) {
     ev->offset = t->args[2];
@@ -341,7 +355,7 @@ int BPF_PROG(dc_fs_xfs_free, struct xfs_inode* ip)
 SEC("tp_btf/xfs_itruncate_extents_start")
 int BPF_PROG(dc_fs_xfs_truncate, struct xfs_inode* ip, xfs_fsize_t new_size)
 {
-  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_TRUNCATE, dc_xfs_vfs_inode(ip), 0);
+  struct dc_fs_event* ev = dc_fs_pending_begin(DC_FS_TRUNCATE, dc_xfs_vfs_inode(ip), 0, 0);
   if (ev)
     ev->offset = new_size;
   return 0;
@@ -351,7 +365,7 @@ int BPF_PROG(dc_fs_xfs_truncate, struct xfs_inode* ip, xfs_fsize_t new_size)
 SEC("tp_btf/xfs_remove")
 int BPF_PROG(dc_fs_xfs_remove, struct xfs_inode* dp, const struct xfs_name* name)
 {
-  dc_fs_pending_begin(DC_FS_UNLINK, dc_xfs_vfs_inode(dp), 0);
+  dc_fs_pending_begin(DC_FS_UNLINK, dc_xfs_vfs_inode(dp), 0, 0);
   return 0;
 }
 

@@ -33,15 +33,17 @@ static __always_inline void dc_fs_send(struct dc_fs_event* ev, struct dc_thread*
  * reports its remaining range again on every pass). NULL otherwise. With `at_call_start` the
  * operation starts when its system call did, without a clock read: for buffered reads and
  * writes, one per call at the highest rates, where the clock read was the larger part of the
- * cost and the filesystem's work is the whole call anyway. */
+ * cost and the filesystem's work is the whole call anyway. `iocb`: the kiocb of a synchronous
+ * direct I/O, which ends before its call does (dc_fs_pending_end); 0 for any other. */
 static __always_inline struct dc_fs_event* dc_fs_pending_begin(__u32 op, struct inode* inode,
-                                                               int at_call_start)
+                                                               int at_call_start, __u64 iocb)
 {
   struct task_struct* task = bpf_get_current_task_btf();
   struct dc_thread* t = dc_thread_of(task);
   if (!t || !t->active || t->fs_open)
     return NULL;
   t->fs_open = 1;
+  t->fs_iocb = iocb;
   struct dc_fs_event* ev = &t->fs;
   __u64 ts = at_call_start ? t->ts : bpf_ktime_get_ns();
   if (dc_profiling()) { /* what its counter needs (dc_fs_send); ids and the rest are the trace's */
@@ -77,6 +79,21 @@ static __always_inline void dc_fs_pending_close(struct dc_thread* t, long ret, _
 {
   t->fs.dur_ns = now - t->fs.hdr.ts_ns;
   t->fs.ret = ret;
+}
+
+/* An operation that ends in its own thread before its system call does (a synchronous direct
+ * I/O): counted or staged now, ahead of its call, so that a buffered fallback in the same call
+ * (a direct write the filesystem could not finish) finds the slot free. */
+static __always_inline void dc_fs_pending_end(struct dc_thread* t, __s64 ret)
+{
+  __u64 now = bpf_ktime_get_ns();
+  dc_fs_pending_close(t, ret, now);
+  if (dc_profiling())
+    dc_fs_send(&t->fs, t);
+  else
+    dc_stage_fs(t, &t->fs, now);
+  t->fs_open = 0;
+  t->fs_iocb = 0;
 }
 
 #endif

@@ -223,21 +223,18 @@ int BPF_PROG(dc_syscall_exit, struct pt_regs* regs, long ret)
     else
       fs_op = 1;
   }
-  if (e->staged + (fs_op ? 2 : 1) > DC_STAGE_EVENTS)
+  if (fs_op) {
+    dc_fs_pending_close(e, ret, now);
+    dc_stage_fs(e, &e->fs, now);
+    e->fs_open = 0;
+  }
+  if (e->staged >= DC_STAGE_EVENTS)
     dc_stage_flush(e);
   __u32 slot = e->staged;
   if (slot >= DC_STAGE_EVENTS)
     return 0;
   if (slot == 0)
     e->first_staged_ts = now;
-  if (fs_op) {
-    dc_fs_pending_close(e, ret, now);
-    __builtin_memcpy(&e->stage[slot].fs, &e->fs, sizeof(e->fs));
-    e->fs_open = 0;
-    slot++;
-    if (slot >= DC_STAGE_EVENTS)
-      return 0; /* not reached: the stage was flushed unless two slots were free */
-  }
   struct dc_syscall_event* ev = &e->stage[slot].syscall;
   dc_fill_header(&ev->hdr, DC_REC_SYSCALL, e->ts);
   ev->dur_ns = now - e->ts;

@@ -58,6 +58,7 @@ struct dc_thread {
   __u32 level;
   __u32 staged;
   __u64 first_staged_ts;
+  __u64 fs_iocb; /* the kiocb of a synchronous direct I/O open in `fs` (fs_pending.bpf.h); 0 else */
   /* What every call touches comes first, with the stage, in the element's first page: with `fs`
    * and `prof` 6 KiB in, behind the stage and the nest, every call touched two pages of it.
    * (bench/run_hook_costs.sh: dc_syscall_enter 309 -> 231 ns a run in profile mode; the pread
@@ -101,6 +102,21 @@ DC_GLOBAL int dc_stage_flush(struct dc_thread* e)
     dc_count_loss_n(DC_LOSS_RING_FULL, n);
   e->staged = 0;
   return 0;
+}
+
+/* Puts a finished FS operation into the stage (one slot of its own: a record the thread's call
+ * record follows), sending the stage first when it is full. */
+static __always_inline void dc_stage_fs(struct dc_thread* e, const struct dc_fs_event* fs, __u64 now)
+{
+  if (e->staged >= DC_STAGE_EVENTS)
+    dc_stage_flush(e);
+  __u32 slot = e->staged;
+  if (slot >= DC_STAGE_EVENTS)
+    return;
+  if (slot == 0)
+    e->first_staged_ts = now;
+  __builtin_memcpy(&e->stage[slot].fs, fs, sizeof(*fs));
+  e->staged = slot + 1;
 }
 
 /* The state of `task` if it has one: only threads of traced processes do, so the traced set's

@@ -2,7 +2,9 @@
 // I/O, fsync and the journal commits it waited for, fallocate/truncate/unlink, on ext4 and xfs
 // loop devices.
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
 
 #include "core/hash.h"
 #include "runtime/loop_fs.h"
@@ -85,6 +87,80 @@ TEST_P(fs_dio_test, DirectWritesAreEveryByteTheFilesystemWasAskedFor)
       EXPECT_GE(e["tid"].get<uint64_t>(), 1u << 30) << "on a lane: " << e;
     }
   EXPECT_GE(requests, 16);
+}
+
+// Synchronous direct reads (dd iflag=direct) begin and end in the reading thread: the FS layer
+// keeps each in the thread's state, times it with its own clocks and ends it where the
+// filesystem completes it, inside the read(2) that asked for it. Profile mode counts the same.
+TEST_P(fs_dio_test, DirectReadsAreTimedInsideTheReadThatAskedForThem)
+{
+  loop_fs fs(dir.path, GetParam());
+  std::string file = fs.mount_point() + "/direct.bin";
+  std::string workload = "sh -c " + shell_quote("dd if=/dev/zero of=" + shell_quote(file) +
+                                                " bs=1M count=8 status=none && dd if=" + shell_quote(file) +
+                                                " of=/dev/null bs=256k iflag=direct status=none");
+  auto run = trace_command(dir, workload);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.summary["events"]["lost"], 0);
+  std::map<uint64_t, nlohmann::json> reads;  // read(2) calls by id
+  for (const auto& e : complete_events(run.trace))
+    if (e["cat"] == "POSIX" && e["name"] == "read")
+      reads[e["id"]] = e;
+  uint64_t offset = 0;
+  for (const auto& e : fs_events(run, "direct_read")) {
+    if (e["args"]["ret"].get<int64_t>() <= 0)
+      continue;  // at end of file
+    EXPECT_EQ(e["args"]["fhash"], string_hash(file)) << e;
+    EXPECT_EQ(e["args"]["offset"], offset) << e;
+    EXPECT_EQ(e["args"]["count"], 256 << 10) << e;
+    EXPECT_EQ(e["args"]["ret"], 256 << 10) << e;
+    offset += 256 << 10;
+    auto parent = reads.find(e["args"]["p_idx"].get<uint64_t>());
+    ASSERT_NE(parent, reads.end()) << e;
+    const auto& call = parent->second;
+    EXPECT_EQ(e["tid"], call["tid"]);
+    EXPECT_EQ(call["args"]["ret"], 256 << 10);
+    // Both rounded down to microseconds: the FS operation's end may round up past its call's.
+    uint64_t ts = e["ts"], end = ts + e["dur"].get<uint64_t>();
+    uint64_t call_ts = call["ts"], call_end = call_ts + call["dur"].get<uint64_t>();
+    EXPECT_GE(ts, call_ts) << e << call;
+    EXPECT_LE(end, call_end + 1) << e << call;
+  }
+  EXPECT_EQ(offset, 8u << 20) << "every byte read directly, in order";
+
+  std::filesystem::remove(dir / "trace.pfw.gz");
+  std::filesystem::remove(dir / "summary.json");
+  auto profiled = trace_command(dir, workload, "--mode profile --interval-ms 20");
+  ASSERT_EQ(profiled.exit_code, 0) << profiled.err;
+  EXPECT_EQ(profiled.summary["events"]["lost"], 0);
+  const auto& traced_fs = run.summary["layers"]["FS"]["direct_read"];
+  const auto& profiled_fs = profiled.summary["layers"]["FS"]["direct_read"];
+  EXPECT_EQ(profiled_fs["bytes"], 8 << 20) << profiled_fs;
+  EXPECT_EQ(profiled_fs["count"], traced_fs["count"]) << profiled_fs << traced_fs;
+}
+
+// Direct writes submitted asynchronously (libaio, 8 in flight) end where the kernel completes
+// them, not in the submitting thread: each is an FS event with its bytes, all of them.
+TEST_P(fs_dio_test, AsynchronousDirectWritesAreEachCountedWithTheirBytes)
+{
+  loop_fs fs(dir.path, GetParam());
+  std::string file = fs.mount_point() + "/aio.bin";
+  std::string job = dir.path + "/aio.fio";
+  std::ofstream(job) << "[aio]\nfilename=" << file
+                     << "\ndirect=1\nioengine=libaio\niodepth=8\nbs=64k\nsize=4m\nrw=write\n";
+  auto run = trace_command(dir, "fio --output=/dev/null " + shell_quote(job));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.summary["events"]["lost"], 0);
+  std::set<uint64_t> offsets;
+  for (const auto& e : fs_events(run, "direct_write")) {
+    if (e["args"].value("fhash", 0ull) != string_hash(file))
+      continue;
+    EXPECT_EQ(e["args"]["count"], 64 << 10) << e;
+    EXPECT_EQ(e["args"]["ret"], 64 << 10) << e;
+    EXPECT_TRUE(offsets.insert(e["args"]["offset"].get<uint64_t>()).second) << "twice: " << e;
+  }
+  ASSERT_EQ(offsets.size(), 64u);
+  EXPECT_EQ(*offsets.rbegin(), 63u * (64 << 10));
 }
 
 INSTANTIATE_TEST_SUITE_P(fs, fs_dio_test, ::testing::Values("ext4", "xfs"));
