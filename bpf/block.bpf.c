@@ -29,16 +29,6 @@ struct {
   __type(value, __u32);
 } dc_block_dirtied_by SEC(".maps");
 
-/* The file a thread is doing direct I/O on (its pages are user memory, not the file's). Task
- * storage: it goes with the thread, and costs nothing to create (an LRU map made every element
- * at start-up). */
-struct {
-  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-  __uint(map_flags, BPF_F_NO_PREALLOC);
-  __type(key, int);
-  __type(value, struct dc_file_ref);
-} dc_block_direct_io_file SEC(".maps");
-
 /* Requests in flight, first in a slot chosen by their address: a traced request takes its slot
  * when the slot is free (or holds a stale entry of its own address), with one compare-and-swap,
  * where the hash map below takes its bucket lock and allocates an element (~400 ns of
@@ -123,15 +113,14 @@ int BPF_PROG(dc_block_dirty, struct folio* folio, struct address_space* mapping)
   return 0;
 }
 
+/* The file a thread is doing direct I/O on (its pages are user memory, not the file's), in the
+ * thread's state (thread_state.bpf.h), which its requests' start reads anyway. */
 SEC("tp_btf/iomap_dio_rw_begin")
 int BPF_PROG(dc_block_dio_begin, struct kiocb* iocb)
 {
-  if (!dc_is_traced(bpf_get_current_pid_tgid() >> 32))
-    return 0;
-  struct dc_file_ref* f = bpf_task_storage_get(&dc_block_direct_io_file, bpf_get_current_task_btf(), 0,
-                                               BPF_LOCAL_STORAGE_GET_F_CREATE);
-  if (f)
-    dc_inode_ref(dc_plain(iocb)->ki_filp->f_inode, f);
+  struct dc_thread* t = dc_thread_of_traced(bpf_get_current_task_btf());
+  if (t)
+    dc_inode_ref(dc_plain(iocb)->ki_filp->f_inode, &t->dio_file);
   return 0;
 }
 
@@ -169,17 +158,17 @@ static __always_inline int dc_block_owner_of(struct request* trusted_rq, struct 
   /* The device the bio targets (a partition where there is one). Not rq->part: accounting sets
    * it after block_io_start fires. */
   struct block_device* part = bio ? bio->bi_bdev : NULL;
-  if (dc_is_traced(tgid)) {
+  /* A thread with state belongs to a traced process (dc_thread_of_traced): the traced set is
+   * asked only for one without. */
+  struct task_struct* task = bpf_get_current_task_btf();
+  struct dc_thread* t = dc_thread_of(task);
+  if (t || dc_is_traced(tgid)) {
     o->tgid = tgid;
     o->tid = (__u32)pid_tgid;
     o->cause = DC_BLOCK_SUBMITTED;
-    dc_nest_under_syscall(bpf_get_current_task_btf(), &o->nest);
-    if (!o->file.mode) {
-      struct dc_file_ref* dio =
-          bpf_task_storage_get(&dc_block_direct_io_file, bpf_get_current_task_btf(), 0, 0);
-      if (dio)
-        o->file = *dio;
-    }
+    dc_nest_in_call(t, task, &o->nest);
+    if (!o->file.mode && t)
+      o->file = t->dio_file;
     return !dc_stacked(o, part);
   }
   if (!o->file.mode || dc_stacked(o, part))
@@ -285,14 +274,5 @@ int BPF_PROG(dc_block_rq_complete, struct request* rq, blk_status_t error, unsig
    * (nr_bytes below what is left) completes the rest later, with the same owner. */
   if (nr_bytes >= rq->__data_len)
     dc_forget_request(key);
-  return 0;
-}
-
-/* Forgets every task's direct I/O file before the object is kept (dc_process_forget says why). */
-SEC("iter/task")
-int dc_block_forget(struct bpf_iter__task* ctx)
-{
-  if (ctx->task)
-    bpf_task_storage_delete(&dc_block_direct_io_file, ctx->task);
   return 0;
 }

@@ -59,6 +59,7 @@ struct dc_thread {
   __u32 staged;
   __u64 first_staged_ts;
   __u64 fs_iocb; /* the kiocb of a synchronous direct I/O open in `fs` (fs_pending.bpf.h); 0 else */
+  struct dc_file_ref dio_file; /* of the thread's last direct I/O: its block requests' file */
   /* What every call touches comes first, with the stage, in the element's first page: with `fs`
    * and `prof` 6 KiB in, behind the stage and the nest, every call touched two pages of it.
    * (bench/run_hook_costs.sh: dc_syscall_enter 309 -> 231 ns a run in profile mode; the pread
@@ -195,10 +196,11 @@ static __always_inline __u64 dc_next_id(struct dc_nest* n, __u32 tid)
   return ((__u64)tid << DC_ID_SEQ_BITS) | (n->seq & ((1U << DC_ID_SEQ_BITS) - 1));
 }
 
-/* A kernel event the current thread causes inside a system call sits under that call. */
-static __always_inline void dc_nest_under_syscall(struct task_struct* task, struct dc_nesting* out)
+/* A kernel event the current thread (`task`, its state `t` or NULL) causes inside a system call
+ * sits under that call. */
+static __always_inline void dc_nest_in_call(struct dc_thread* t, struct task_struct* task,
+                                            struct dc_nesting* out)
 {
-  struct dc_thread* t = dc_thread_of(task);
   out->flags = 0;
   if (!t || !t->active) {
     out->id = 0;
@@ -209,6 +211,11 @@ static __always_inline void dc_nest_under_syscall(struct task_struct* task, stru
   out->parent = t->id;
   out->level = t->level + 1;
   out->id = dc_next_id(&t->nest, task->pid);
+}
+
+static __always_inline void dc_nest_under_syscall(struct task_struct* task, struct dc_nesting* out)
+{
+  dc_nest_in_call(dc_thread_of(task), task, out);
 }
 
 #endif

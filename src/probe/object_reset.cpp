@@ -25,10 +25,9 @@ namespace {
 // of them (a new storage map without one is not kept: reset_plan says so). None: its entries
 // carry the run's epoch, and one of an earlier run is taken for none (dc_net_epoch; a socket
 // storage iterator is refused here, EPERM).
-constexpr std::array<std::pair<std::string_view, std::string_view>, 4> forgetters{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 3> forgetters{{
     {"dc_threads", "dc_process_forget"},
     {"dc_fault_states", "dc_fault_forget"},
-    {"dc_block_direct_io_file", "dc_block_forget"},
     {"dc_net_sock_owners", ""},
 }};
 
