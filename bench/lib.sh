@@ -14,6 +14,24 @@ require_tool_and_root() {
   ((EUID == 0)) || die "needs root (BPF, loop devices); run with sudo"
 }
 
+# mount_loop_ext4 MNT SIZE_MB [LOSETUP_OPTION...]: a private ext4 file system on a loop device over
+# a sparse image beside MNT (MNT.img), mounted at MNT; sets `dev`. No lazy inode-table or journal
+# init: it would write in the background during the measurements. unmount_loop_ext4 MNT undoes
+# it (for an EXIT trap: it never fails).
+mount_loop_ext4() {
+  local mnt="$1" size_mb="$2"
+  shift 2
+  truncate -s "${size_mb}M" "$mnt.img"
+  dev="$(losetup -f --show "$@" "$mnt.img")"
+  mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$dev"
+  mkdir -p "$mnt"
+  mount "$dev" "$mnt"
+}
+unmount_loop_ext4() {
+  if mountpoint -q "$1"; then umount "$1" || umount -l "$1" || true; fi
+  if [[ -n "${dev:-}" ]]; then losetup -d "$dev" || true; fi
+}
+
 # write_doc_section KEY FILE [DOC]: puts FILE's markdown into DOC (default docs/benchmarks.md)
 # between this benchmark's markers, keeping everything else in DOC as it is.
 write_doc_section() {

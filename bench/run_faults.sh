@@ -26,18 +26,13 @@ dev=""
 # shellcheck disable=SC2317 # invoked by the EXIT trap
 cleanup() {
   sysctl -q -w kernel.bpf_stats_enabled="$stats_before" || true
-  mountpoint -q "$tmp/mnt" && umount "$tmp/mnt"
-  [[ -z "$dev" ]] || losetup -d "$dev"
+  unmount_loop_ext4 "$tmp/mnt"
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 
 cc -O2 -Wall -Wextra -o "$tmp/fault_storm" "$repo/bench/fault_storm.c"
-truncate -s 256M "$tmp/img"
-mkfs.ext4 -q "$tmp/img"
-dev="$(losetup -f --show "$tmp/img")"
-mkdir "$tmp/mnt"
-mount "$dev" "$tmp/mnt"
+mount_loop_ext4 "$tmp/mnt" 256
 dd if=/dev/urandom of="$tmp/mnt/data" bs=1M count=64 status=none
 storm=("$tmp/fault_storm" "$tmp/mnt/data" "$map_rounds")
 

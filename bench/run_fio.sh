@@ -36,22 +36,16 @@ mnt="$tmp/mnt"
 dev=""
 # shellcheck disable=SC2317 # invoked by the EXIT trap
 cleanup() {
-  if mountpoint -q "$mnt"; then umount "$mnt" || umount -l "$mnt" || true; fi
-  if [[ -n "$dev" ]]; then losetup -d "$dev" || true; fi
+  unmount_loop_ext4 "$mnt"
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 
 # A sparse image on a loop device with direct I/O on the image, so O_DIRECT reads reach the
 # real disk, not the host's page cache holding the image file.
-truncate -s $((size_mb * 4))M "$tmp/img"
-dev="$(losetup -f --show --direct-io=on "$tmp/img")"
+mount_loop_ext4 "$mnt" $((size_mb * 4)) --direct-io=on
 loop_dio="$(cat "/sys/block/${dev#/dev/}/loop/dio" 2>/dev/null || echo 0)"
 [[ "$loop_dio" == 1 ]] || log "warning: $dev has no direct I/O; direct reads may hit the host page cache"
-# No lazy inode-table/journal init: it would write in the background during the runs.
-mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$dev"
-mkdir "$mnt"
-mount "$dev" "$mnt"
 loop_majmin="$(cat "/sys/block/${dev#/dev/}/dev")"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 log "building or finding Darshan (once per machine)"

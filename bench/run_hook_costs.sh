@@ -50,8 +50,7 @@ dev=""
 # shellcheck disable=SC2317 # invoked by the EXIT trap
 cleanup() {
   echo "$stats_before" >/proc/sys/kernel/bpf_stats_enabled
-  if mountpoint -q "$tmp/mnt"; then umount "$tmp/mnt" || umount -l "$tmp/mnt" || true; fi
-  if [[ -n "$dev" ]]; then losetup -d "$dev" || true; fi
+  unmount_loop_ext4 "$tmp/mnt"
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -59,11 +58,7 @@ echo 1 >/proc/sys/kernel/bpf_stats_enabled
 
 if ((direct)); then
   command -v fio >/dev/null || die "fio is required for --direct (bash scripts/install-deps.sh)"
-  truncate -s 1G "$tmp/disk.img"
-  mkfs.ext4 -q -F "$tmp/disk.img"
-  dev="$(losetup -f --show "$tmp/disk.img")"
-  mkdir "$tmp/mnt"
-  mount "$dev" "$tmp/mnt"
+  mount_loop_ext4 "$tmp/mnt" 1024
   fio_job=(fio --name=direct "--filename=$tmp/mnt/data" --rw=randread --bs=4k --size=512M --direct=1)
   "${fio_job[@]}" --runtime=1s --time_based --output=/dev/null # lays the file out, untraced
   workload=("${fio_job[@]}" --runtime=6s --time_based --output-format=json "--output=$tmp/fio.json")
