@@ -106,10 +106,11 @@ std::string uncovered_blocks(const traced_run& run, const loop_fs& fs, const std
   if (!mapped)
     return "no FIEMAP of " + path;
   std::string out;
-  uint64_t missing = 0, ranges = 0, first = 0, last = 0;
+  uint64_t missing = 0, ranges = 0, first = 0, last = 0, first_logical = 0;
   auto end_range = [&] {
     if (last > first && ++ranges <= 8)
-      out += " [" + std::to_string(first) + ", " + std::to_string(last) + ")";
+      out += " [" + std::to_string(first) + ", " + std::to_string(last) + ") at file offset " +
+             std::to_string(first_logical);
   };
   for (uint32_t i = 0; i < map->fm_mapped_extents; ++i) {
     const fiemap_extent& x = map->fm_extents[i];
@@ -122,6 +123,7 @@ std::string uncovered_blocks(const traced_run& run, const loop_fs& fs, const std
       if (b != last) {
         end_range();
         first = b;
+        first_logical = x.fe_logical + (b - x.fe_physical / 4096) * 4096;
       }
       last = b + 1;
     }
@@ -359,6 +361,12 @@ TEST_P(block_test, ReadsOfAFileWithHolesInsideItsFoliosAreChargedToTheFile)
                     << (fhash == string_hash(sparse) ? " (the file)" : "") << ": " << counts.first
                     << " requests, " << counts.second << " bytes; lost "
                     << run.summary["events"]["lost"].dump();
+    int shown = 0;
+    for (const auto& e : complete_events(run.trace))
+      if (e["cat"] == "BLOCK" && e["args"].value("fhash", 0ull) != string_hash(sparse) && ++shown <= 8)
+        ADD_FAILURE() << "not the file's: " << e.dump();
+    ADD_FAILURE() << "summary BLOCK: " << run.summary["layers"].value("BLOCK", nlohmann::json()).dump()
+                  << "; BPF object " << run.summary.value("bpf_object", nlohmann::json()).dump();
     ADD_FAILURE() << uncovered_blocks(run, *fs, sparse);
   }
   EXPECT_EQ(b.pids, std::set<uint32_t>{pid_of_command(run, "dd ")});
