@@ -129,8 +129,9 @@ std::string uncovered_blocks(const traced_run& run, const loop_fs& fs, const std
     }
   }
   end_range();
-  out = std::to_string(missing) + " of the file's 4 KiB device blocks read by no traced request, in " +
-        std::to_string(ranges) + " ranges:" + out;
+  out = std::to_string(missing) + " of the file's 4 KiB device blocks (device " +
+        std::to_string(fs.device_major()) + ":" + std::to_string(fs.device_minor()) +
+        ") read by no traced request, in " + std::to_string(ranges) + " ranges:" + out;
   if (FILE* p = popen("bpftool prog show -j 2>/dev/null", "r")) {
     std::string text;
     char chunk[4096];
