@@ -351,21 +351,24 @@ TEST_P(block_test, ReadsOfAFileWithHolesInsideItsFoliosAreChargedToTheFile)
   expect_within_1_percent(b.read, 8 * mib);
   if (HasFailure()) {
     std::map<uint64_t, std::pair<uint64_t, uint64_t>> by_file;  // fhash -> (requests, bytes)
-    for (const auto& e : complete_events(run.trace))
-      if (e["cat"] == "BLOCK" && e["name"] == "read") {
-        auto& [requests, bytes] = by_file[e["args"].value("fhash", 0ull)];
+    int shown = 0;
+    for (const auto& e : complete_events(run.trace)) {
+      if (e["cat"] != "BLOCK")
+        continue;
+      uint64_t fhash = e["args"].value("fhash", 0ull);
+      if (fhash != string_hash(sparse) && ++shown <= 8)
+        ADD_FAILURE() << "not the file's: " << e.dump();
+      if (e["name"] == "read") {
+        auto& [requests, bytes] = by_file[fhash];
         ++requests;
         bytes += e["args"]["bytes"].get<uint64_t>();
       }
+    }
     for (const auto& [fhash, counts] : by_file)
       ADD_FAILURE() << "block reads charged to fhash " << fhash
                     << (fhash == string_hash(sparse) ? " (the file)" : "") << ": " << counts.first
                     << " requests, " << counts.second << " bytes; lost "
                     << run.summary["events"]["lost"].dump();
-    int shown = 0;
-    for (const auto& e : complete_events(run.trace))
-      if (e["cat"] == "BLOCK" && e["args"].value("fhash", 0ull) != string_hash(sparse) && ++shown <= 8)
-        ADD_FAILURE() << "not the file's: " << e.dump();
     ADD_FAILURE() << "summary BLOCK: " << run.summary["layers"].value("BLOCK", nlohmann::json()).dump()
                   << "; BPF object " << run.summary.value("bpf_object", nlohmann::json()).dump();
     ADD_FAILURE() << uncovered_blocks(run, *fs, sparse);
