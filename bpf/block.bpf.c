@@ -81,17 +81,40 @@ static __always_inline void dc_forget_request(__u64 key)
     bpf_map_delete_elem(&dc_block_requests, &key);
 }
 
+/* A request starts at `key`, an address whose last traced request may still be held: that one
+ * ended without its completion or merge running our program (a request is freed only after one
+ * of them fires), so it is counted lost. The kernel sometimes does not run a tp_btf program for
+ * a completion, without counting a recursion miss (docs/reliability.md); this makes it seen. */
+static __always_inline void dc_forget_unseen(__u64 key)
+{
+  struct dc_block_slot* s = dc_slot_of(key);
+  if (s->rq == key) {
+    s->rq = 0;
+    dc_count_loss(DC_LOSS_BLOCK_UNSEEN);
+  } else if (bpf_map_delete_elem(&dc_block_requests, &key) == 0) {
+    dc_count_loss(DC_LOSS_BLOCK_UNSEEN);
+  }
+}
+
 /* Keeps a traced request's state: in its slot when that is free or already its own (a stale
- * entry of a request that ended unseen at the same address), else in the hash map. */
+ * entry of a request that ended unseen at the same address, counted lost), else in the hash
+ * map (where such an entry is counted and replaced too). */
 static __always_inline void dc_keep_request(__u64 key, const struct dc_block_request* r)
 {
   struct dc_block_slot* s = dc_slot_of(key);
   __u64 held = s->rq;
   if (held == key || (held == 0 && __sync_val_compare_and_swap(&s->rq, 0, key) == 0)) {
+    if (held == key)
+      dc_count_loss(DC_LOSS_BLOCK_UNSEEN);
     s->r = *r;
     return;
   }
-  if (bpf_map_update_elem(&dc_block_requests, &key, r, BPF_ANY))
+  long kept = bpf_map_update_elem(&dc_block_requests, &key, r, BPF_NOEXIST);
+  if (kept == -17 /* EEXIST */) {
+    dc_count_loss(DC_LOSS_BLOCK_UNSEEN);
+    kept = bpf_map_update_elem(&dc_block_requests, &key, r, BPF_EXIST);
+  }
+  if (kept)
     dc_count_loss(DC_LOSS_NO_STATE);
 }
 
@@ -125,10 +148,11 @@ int BPF_PROG(dc_block_dio_begin, struct kiocb* iocb)
 }
 
 /* A stacked device (loop, device mapper) hands the pages of its request to the device below;
- * that lower request is the upper one again, counted already on the file system's device. */
-static __always_inline int dc_stacked(const struct dc_block_owner* o, struct block_device* part)
+ * that lower request is the upper one again, counted already on `home`, the device the pages'
+ * file lives on. */
+static __always_inline int dc_stacked(const struct dc_block_owner* o, __u32 home, struct block_device* part)
 {
-  return o->file.mode && part && part->bd_dev != o->file.dev;
+  return o->file.mode && part && part->bd_dev != home;
 }
 
 /* Who is behind a request, and which file its pages belong to: asked where the request starts
@@ -149,9 +173,13 @@ static __always_inline int dc_block_owner_of(struct request* trusted_rq, struct 
   unsigned long mapping = 0;
   if (page)
     bpf_probe_read_kernel(&mapping, sizeof(mapping), &page->mapping);
+  __u32 home = 0;
   if (mapping && !(mapping & DC_PAGE_MAPPING_FLAGS)) {
     struct address_space* as = dc_cast(mapping, address_space);
     dc_inode_ref(as->host, &o->file);
+    /* A block device's own cache (a raw device written through it) lives on that device, which
+     * its inode names in i_rdev; its superblock is the bdev pseudo file system's. */
+    home = o->file.mode == DC_S_IFBLK ? dc_plain(as->host)->i_rdev : o->file.dev;
   }
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   __u32 tgid = pid_tgid >> 32;
@@ -167,11 +195,13 @@ static __always_inline int dc_block_owner_of(struct request* trusted_rq, struct 
     o->tid = (__u32)pid_tgid;
     o->cause = DC_BLOCK_SUBMITTED;
     dc_nest_in_call(t, task, &o->nest);
-    if (!o->file.mode && t)
+    if (!o->file.mode && t) {
       o->file = t->dio_file;
-    return !dc_stacked(o, part);
+      home = o->file.dev;
+    }
+    return !dc_stacked(o, home, part);
   }
-  if (!o->file.mode || dc_stacked(o, part))
+  if (!o->file.mode || dc_stacked(o, home, part))
     return 0;
   __u64 key = dc_file_key(&o->file);
   __u32* dirtier = bpf_map_lookup_elem(&dc_block_dirtied_by, &key);
@@ -185,8 +215,8 @@ static __always_inline int dc_block_owner_of(struct request* trusted_rq, struct 
 }
 
 /* Requests are preallocated per tag: a new one reuses the address of one that ended, so an
- * entry left at that address (a request merged into another ends without completing) is
- * replaced or removed here, never inherited. Insert and issue only look up: they may run in
+ * entry left at that address (a request whose end went unseen) is counted lost and replaced or
+ * removed here, never inherited. Insert and issue only look up: they may run in
  * whichever task dispatches the queue, which is not the request's submitter. */
 SEC("tp_btf/block_io_start")
 int BPF_PROG(dc_block_io_start, struct request* rq)
@@ -195,7 +225,7 @@ int BPF_PROG(dc_block_io_start, struct request* rq)
   if (dc_block_owner_of(rq, &fresh.owner))
     dc_keep_request(dc_address_of(rq), &fresh);
   else
-    dc_forget_request(dc_address_of(rq));
+    dc_forget_unseen(dc_address_of(rq));
   return 0;
 }
 

@@ -29,6 +29,10 @@ inline constexpr std::array<bool, DC_LOSS_KINDS> kernel_loss_counts_events = {
 struct loss_counts {
   std::array<uint64_t, DC_LOSS_KINDS> kernel{};  // by dc_loss_kind
   uint64_t skipped = 0;                          // the kernel skipped a program run (recursion on one CPU)
+  // Traced block requests started and not seen to end when the block layer detached: still in
+  // flight then, or ended unseen. No event of theirs is in the trace; not summed into total(),
+  // since those in flight are past the traced window rather than lost from it.
+  uint64_t block_unended = 0;
 
   // Events lost: the kinds that count events, and the skipped runs (each an event not seen).
   uint64_t total() const
@@ -40,12 +44,14 @@ struct loss_counts {
     return sum;
   }
 
-  // Calls fn(name, count) for every kind: the kernel's in dc_loss_kind order, then "skipped".
+  // Calls fn(name, count) for every kind: the kernel's in dc_loss_kind order, then "skipped" and
+  // "block_unended".
   template <class Fn>
   void for_each(Fn&& fn) const
   {
     for (size_t k = 0; k < kernel.size(); ++k) fn(kernel_loss_names[k], kernel[k]);
     fn(std::string_view("skipped"), skipped);
+    fn(std::string_view("block_unended"), block_unended);
   }
 };
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/loss_counts.h"
 #include "core/result.h"
 
 extern "C" {
@@ -96,6 +97,8 @@ class layer {
   virtual std::vector<int> hand_over_links() { return {}; }
   // Program runs the kernel skipped (a program re-entered on one CPU): events never seen.
   uint64_t skipped_runs();
+  // Adds what the layer found missing at its detach (call after detach).
+  virtual void add_losses(loss_counts&) const {}
 
  protected:
   virtual result<> after_load(datacrumbs_bpf&) { return {}; }

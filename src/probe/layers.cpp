@@ -8,12 +8,6 @@
 
 namespace dc {
 
-// Layers whose loaders are only their names.
-std::unique_ptr<layer> make_block_layer()
-{
-  return std::make_unique<plain_layer>("block", category::block);
-}
-
 namespace {
 
 // The network layer: each run has its own epoch (bpf/net.bpf.c, dc_net_epoch), so that a

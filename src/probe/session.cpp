@@ -345,7 +345,10 @@ loss_counts session::losses()
   loss_counts total;
   for (uint32_t kind = 0; kind < DC_LOSS_KINDS; ++kind) total.kernel[kind] = loss(kind);
   total.skipped = skipped_runs(skel_->obj, program_fds_, "process");
-  for (const auto& l : layers_) total.skipped += l->skipped_runs();
+  for (const auto& l : layers_) {
+    total.skipped += l->skipped_runs();
+    l->add_losses(total);
+  }
   return total;
 }
 

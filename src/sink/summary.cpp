@@ -259,6 +259,13 @@ std::string summary_text(const summary_builder& s, const process_table& processe
                 run.elapsed_s > 0 ? static_cast<double>(written) / run.elapsed_s : 0.0, run.elapsed_s,
                 static_cast<unsigned long long>(run.lost.total()));
   out += line;
+  if (run.lost.block_unended) {
+    std::snprintf(line, sizeof(line),
+                  "block requests started and not seen to end when tracing stopped (in flight, or ended "
+                  "unseen): %llu\n",
+                  static_cast<unsigned long long>(run.lost.block_unended));
+    out += line;
+  }
   uint64_t folded = 0, commands = 0;
   for (const auto& [key, info] : processes)
     if (info.folded) {

@@ -54,15 +54,6 @@ block_bytes block_bytes_for(const traced_run& run, const std::string& path)
   return b;
 }
 
-uint32_t pid_of_command(const traced_run& run, const std::string& prefix)
-{
-  for (const auto& [pid, p] : run.summary["processes"].items())
-    if (p["command"].get<std::string>().starts_with(prefix))
-      return static_cast<uint32_t>(std::stoul(pid));
-  ADD_FAILURE() << "no process running " << prefix;
-  return 0;
-}
-
 void expect_within_1_percent(uint64_t got, uint64_t want)
 {
   EXPECT_GE(got * 100, want * 99) << got << " vs " << want;
@@ -70,14 +61,28 @@ void expect_within_1_percent(uint64_t got, uint64_t want)
 }
 
 // BLOCK bytes the trace charged on the test's device: requests named `op`, or all of them.
-uint64_t block_bytes_on(const traced_run& run, const loop_fs& fs, const std::string& op = "")
+// The trace's BLOCK events on `fs`'s device (of operation `op`, when given): their bytes, and
+// how many.
+struct block_total {
+  uint64_t bytes = 0;
+  uint64_t requests = 0;
+};
+
+block_total block_total_on(const traced_run& run, const loop_fs& fs, const std::string& op = "")
 {
-  uint64_t traced = 0;
+  block_total t;
   for (const auto& e : complete_events(run.trace))
     if (e["cat"] == "BLOCK" && (op.empty() || e["name"] == op) && e["args"]["major"] == fs.device_major() &&
-        e["args"]["minor"] == fs.device_minor())
-      traced += e["args"]["bytes"].get<uint64_t>();
-  return traced;
+        e["args"]["minor"] == fs.device_minor()) {
+      t.bytes += e["args"]["bytes"].get<uint64_t>();
+      ++t.requests;
+    }
+  return t;
+}
+
+uint64_t block_bytes_on(const traced_run& run, const loop_fs& fs, const std::string& op = "")
+{
+  return block_total_on(run, fs, op).bytes;
 }
 
 // For a failure's message: the file's data blocks on the device (FIEMAP) that no BLOCK read of
@@ -345,10 +350,23 @@ TEST_P(block_test, ReadsOfAFileWithHolesInsideItsFoliosAreChargedToTheFile)
   ASSERT_EQ(run.exit_code, 0) << run.err;
   disk_counters after = fs->counters();
   auto b = block_bytes_for(run, sparse);
-  // Every read the device served was dd's (the file's data, and its inode and extent blocks).
+  // Every read request the device completed was dd's (the file's data, and its inode and extent
+  // blocks), and each is in the trace or counted lost: ended unseen (the kernel did not run the
+  // completion's program, docs/reliability.md), or not seen to end when tracing stopped.
+  uint64_t unseen = run.summary["events"]["lost_block_unseen"],
+           unended = run.summary["events"]["lost_block_unended"];
+  auto traced = block_total_on(run, *fs, "read");
+  EXPECT_EQ(traced.requests + unseen + unended, after.reads - before.reads)
+      << "lost " << unseen << " unseen, " << unended << " unended";
   uint64_t device_read = (after.sectors_read - before.sectors_read) * 512;
-  EXPECT_EQ(block_bytes_on(run, *fs, "read"), device_read);
-  expect_within_1_percent(b.read, 8 * mib);
+  if (unseen + unended == 0) {
+    EXPECT_EQ(traced.bytes, device_read);
+    expect_within_1_percent(b.read, 8 * mib);
+  } else {
+    EXPECT_LT(traced.bytes, device_read);
+    std::fprintf(stderr, "block requests lost, and counted: %llu unseen, %llu unended\n",
+                 static_cast<unsigned long long>(unseen), static_cast<unsigned long long>(unended));
+  }
   if (HasFailure()) {
     std::map<uint64_t, std::pair<uint64_t, uint64_t>> by_file;  // fhash -> (requests, bytes)
     int shown = 0;

@@ -61,7 +61,7 @@ disk_counters loop_fs::counters() const
     f >> major >> minor >> dev;
     for (auto& x : v) f >> x;
     if (dev == name)
-      return {v[2], v[6]};  // sectors read, sectors written
+      return {v[2], v[6], v[0]};  // sectors read, sectors written, reads completed
   }
   throw std::runtime_error("no /proc/diskstats line for " + device_);
 }

@@ -10,6 +10,7 @@ namespace dc::test {
 struct disk_counters {
   uint64_t sectors_read = 0;
   uint64_t sectors_written = 0;
+  uint64_t reads = 0;  // read requests completed
 };
 
 class loop_fs {

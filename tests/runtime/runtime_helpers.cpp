@@ -98,6 +98,15 @@ std::vector<nlohmann::json> complete_events(const parsed_trace& t)
   return out;
 }
 
+uint32_t pid_of_command(const traced_run& run, const std::string& prefix)
+{
+  for (const auto& [pid, p] : run.summary["processes"].items())
+    if (p["command"].get<std::string>().starts_with(prefix))
+      return static_cast<uint32_t>(std::stoul(pid));
+  ADD_FAILURE() << "no process running " << prefix;
+  return 0;
+}
+
 std::map<uint64_t, std::string> file_names(const parsed_trace& t)
 {
   std::map<uint64_t, std::string> out;

@@ -50,6 +50,9 @@ traced_run trace_command(const scratch_dir& dir, const std::string& command_line
 // Events ("ph":"X") of a trace, in trace order.
 std::vector<nlohmann::json> complete_events(const parsed_trace& t);
 
+// The pid of the run's process whose command starts with `prefix` (a test failure when none).
+uint32_t pid_of_command(const traced_run& run, const std::string& prefix);
+
 // Path of every FH hash in the trace.
 std::map<uint64_t, std::string> file_names(const parsed_trace& t);
 
