@@ -137,5 +137,17 @@ TEST(AnalyzeDiagnostics, LostEvents)
   EXPECT_EQ(diagnose({{"run", {{"lost", {{"ring_full", 0}}}}}}), nlohmann::json::array());
 }
 
+// Block requests not seen to end when tracing stopped are said apart, not summed as events lost.
+TEST(AnalyzeDiagnostics, BlockRequestsNotSeenToEndAreAWarningOfTheirOwn)
+{
+  auto found = diagnose({{"run", {{"lost", {{"lost_ring_full", 0}, {"lost_block_unended", 2}}}}}});
+  ASSERT_EQ(rules(found), std::vector<std::string>{"block_requests_unended"});
+  EXPECT_EQ(found[0]["severity"], "warning");
+  EXPECT_EQ(found[0]["evidence"]["requests"], 2);
+  auto both = diagnose({{"run", {{"lost", {{"lost_block_unseen", 3}, {"lost_block_unended", 1}}}}}});
+  ASSERT_EQ(rules(both), (std::vector<std::string>{"block_requests_unended", "lost_events"}));
+  EXPECT_EQ(both[1]["evidence"]["lost"], 3);
+}
+
 }  // namespace
 }  // namespace dc::analyze
