@@ -71,29 +71,19 @@ static __always_inline struct dc_block_request* dc_request_at(__u64 key)
   return bpf_map_lookup_elem(&dc_block_requests, &key);
 }
 
-/* Its slot is freed, or else its entry in the hash map deleted. */
-static __always_inline void dc_forget_request(__u64 key)
-{
-  struct dc_block_slot* s = dc_slot_of(key);
-  if (s->rq == key)
-    s->rq = 0; /* only the request's own end frees it: no other writer while it is held */
-  else
-    bpf_map_delete_elem(&dc_block_requests, &key);
-}
-
-/* A request starts at `key`, an address whose last traced request may still be held: that one
- * ended without its completion or merge running our program (a request is freed only after one
- * of them fires), so it is counted lost. The kernel sometimes does not run a tp_btf program for
- * a completion, without counting a recursion miss (docs/reliability.md); this makes it seen. */
-static __always_inline void dc_forget_unseen(__u64 key)
+/* Its slot is freed, or else its entry in the hash map deleted. Whether any was held: at the
+ * start of another request at `key`, one held belonged to a request that ended without its
+ * completion or merge running our program (a request is freed only after one of them fires),
+ * which the caller counts lost. The kernel sometimes does not run a tp_btf program for a
+ * completion, without counting a recursion miss (docs/reliability.md). */
+static __always_inline int dc_forget_request(__u64 key)
 {
   struct dc_block_slot* s = dc_slot_of(key);
   if (s->rq == key) {
-    s->rq = 0;
-    dc_count_loss(DC_LOSS_BLOCK_UNSEEN);
-  } else if (bpf_map_delete_elem(&dc_block_requests, &key) == 0) {
-    dc_count_loss(DC_LOSS_BLOCK_UNSEEN);
+    s->rq = 0; /* only the request's own end frees it: no other writer while it is held */
+    return 1;
   }
+  return bpf_map_delete_elem(&dc_block_requests, &key) == 0;
 }
 
 /* Keeps a traced request's state: in its slot when that is free or already its own (a stale
@@ -103,9 +93,9 @@ static __always_inline void dc_keep_request(__u64 key, const struct dc_block_req
 {
   struct dc_block_slot* s = dc_slot_of(key);
   __u64 held = s->rq;
+  if (held == key)
+    dc_count_loss(DC_LOSS_BLOCK_UNSEEN);
   if (held == key || (held == 0 && __sync_val_compare_and_swap(&s->rq, 0, key) == 0)) {
-    if (held == key)
-      dc_count_loss(DC_LOSS_BLOCK_UNSEEN);
     s->r = *r;
     return;
   }
@@ -224,8 +214,8 @@ int BPF_PROG(dc_block_io_start, struct request* rq)
   struct dc_block_request fresh = {};
   if (dc_block_owner_of(rq, &fresh.owner))
     dc_keep_request(dc_address_of(rq), &fresh);
-  else
-    dc_forget_unseen(dc_address_of(rq));
+  else if (dc_forget_request(dc_address_of(rq)))
+    dc_count_loss(DC_LOSS_BLOCK_UNSEEN);
   return 0;
 }
 
