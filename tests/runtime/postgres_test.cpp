@@ -1,6 +1,7 @@
 // A real storage system under load: PostgreSQL (Debian's) initialised, loaded and driven by
 // pgbench, all under one traced command. Its processes get the PostgreSQL row with plausible
 // numbers, and nothing is lost. docs/storage-systems.md records a run.
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -37,7 +38,20 @@ TEST_F(runtime_test, PostgresUnderPgbenchGetsItsAmplificationRow)
       trace_command(dir, "setpriv --reuid=postgres --regid=postgres --init-groups sh " + shell_quote(script));
   ASSERT_EQ(run.exit_code, 0) << run.err << read_file(data + "/log");
   EXPECT_NE(read_file(data + "/bench.txt").find("tps"), std::string::npos);
-  EXPECT_EQ(run.summary["events"]["lost"], 0);
+  // Nothing the tool can lose is lost. The one loss allowed is the kernel's: on this project's
+  // machines it runs no BPF program for a block completion whose softirq lands on the sandbox
+  // agent's threads (PID 1), which PostgreSQL's fdatasync storm on the root disk meets in about
+  // half the runs (docs/reliability.md). Those requests are counted lost_block_unseen, and they
+  // are a handful among thousands of block events (1 to 9 of ~17,000 measured).
+  const auto& events = run.summary["events"];
+  uint64_t unseen = events["lost_block_unseen"], block_events = 0;
+  if (run.summary["layers"].contains("BLOCK"))
+    for (const auto& by_op : run.summary["layers"]["BLOCK"]) block_events += by_op["count"].get<uint64_t>();
+  EXPECT_EQ(events["lost"].get<uint64_t>(), unseen) << events;
+  EXPECT_LT(unseen * 100, block_events) << events;
+  if (unseen)
+    std::fprintf(stderr, "block completions the kernel ran no program for, counted: %llu of %llu\n",
+                 static_cast<unsigned long long>(unseen), static_cast<unsigned long long>(block_events));
   ASSERT_TRUE(run.summary["systems"].contains("PostgreSQL")) << run.summary["systems"];
   const auto& row = run.summary["systems"]["PostgreSQL"];
   EXPECT_GE(row["processes"].get<int>(), 3);  // postmaster, checkpointer, backends, ...

@@ -74,8 +74,8 @@ TEST(Summary, ManyOperationsInTurnAreEachCountedWhereTheyBelong)
 }
 
 // Records that are no event are not events lost; a block request whose end went unseen is one,
-// and one not seen to end when tracing stopped may still have been in flight, so it is named
-// apart (in the JSON and in a line of the text) and not summed.
+// said apart in the text, and one not seen to end when tracing stopped may still have been in
+// flight, so it is named apart (in the JSON and in a line of the text) and not summed.
 TEST(Summary, OnlyEventsMissingFromTheTracedWindowAreEventsLost)
 {
   loss_counts lost;
@@ -96,9 +96,14 @@ TEST(Summary, OnlyEventsMissingFromTheTracedWindowAreEventsLost)
   EXPECT_NE(text.find("not seen to end when tracing stopped (in flight, or ended unseen): 5\n"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find("of those, block requests whose completion the kernel ran no tracing program for: 2\n"),
+            std::string::npos)
+      << text;
   facts.lost.block_unended = 0;
-  EXPECT_EQ(summary_text(summary_builder{}, process_table{}, facts).find("not seen to end"),
-            std::string::npos);
+  facts.lost.kernel[DC_LOSS_BLOCK_UNSEEN] = 0;
+  text = summary_text(summary_builder{}, process_table{}, facts);
+  EXPECT_EQ(text.find("not seen to end"), std::string::npos);
+  EXPECT_EQ(text.find("of those"), std::string::npos);
 }
 
 // Device latencies go to the sketch analyze uses (core/latency_sketch.h): nearest rank, exact
