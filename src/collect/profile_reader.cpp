@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "core/bpf_map_keys.h"
+
 namespace dc {
 
 namespace {
@@ -67,14 +69,10 @@ std::vector<profile_sample> profile_reader::take(uint64_t decoded_until_ns, bool
   }
   // Keys first, values and deletes after: deleting the key get_next_key stands on restarts it.
   std::vector<dc_profile_key> keys;
-  dc_profile_key key{}, next{};
-  const void* at = nullptr;
-  while (bpf_map_get_next_key(fd_, at, &next) == 0) {
-    if (all || next.epoch + 2 <= now_epoch)
-      keys.push_back(next);
-    key = next;
-    at = &key;
-  }
+  for_each_map_key<dc_profile_key>(fd_, [&](const dc_profile_key& key) {
+    if (all || key.epoch + 2 <= now_epoch)
+      keys.push_back(key);
+  });
   int ncpu = libbpf_num_possible_cpus();
   if (ncpu <= 0)
     return out;

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/bpf_map_keys.h"
 #include "core/category.h"
 #include "datacrumbs.skel.h"
 #include "probe/layers.h"
@@ -95,13 +96,8 @@ class block_layer final : public layer {
 
   uint64_t held_in_map() const
   {
-    uint64_t key = 0, next = 0, held = 0;
-    const uint64_t* prev = nullptr;
-    while (bpf_map_get_next_key(requests_fd_, prev, &next) == 0) {
-      ++held;
-      key = next;
-      prev = &key;
-    }
+    uint64_t held = 0;
+    for_each_map_key<uint64_t>(requests_fd_, [&](uint64_t) { ++held; });
     return held;
   }
 

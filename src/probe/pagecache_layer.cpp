@@ -3,6 +3,7 @@
 
 #include <bpf/bpf.h>
 
+#include "core/bpf_map_keys.h"
 #include "core/category.h"
 #include "datacrumbs.skel.h"
 #include "probe/layers.h"
@@ -19,16 +20,11 @@ class pagecache_layer final : public layer {
   std::vector<page_cache_entry> page_cache_counts() override
   {
     std::vector<page_cache_entry> out;
-    int fd = map_fd_;
-    dc_pagecache_key key{}, next{};
-    dc_pagecache_key* prev = nullptr;
-    while (fd >= 0 && bpf_map_get_next_key(fd, prev, &next) == 0) {
+    for_each_map_key<dc_pagecache_key>(map_fd_, [&](const dc_pagecache_key& key) {
       dc_pagecache_counts c{};
-      if (bpf_map_lookup_elem(fd, &next, &c) == 0)
-        out.emplace_back(next, c);
-      key = next;
-      prev = &key;
-    }
+      if (bpf_map_lookup_elem(map_fd_, &key, &c) == 0)
+        out.emplace_back(key, c);
+    });
     return out;
   }
 
