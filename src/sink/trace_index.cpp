@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/fd_closer.h"
 #include "core/file_owner.h"
 #include "sink/member_compressor.h"
 
@@ -51,15 +52,6 @@ struct statement_closer {
 };
 using statement = std::unique_ptr<sqlite3_stmt, statement_closer>;
 
-struct fd_closer {
-  int fd;
-  ~fd_closer()
-  {
-    if (fd >= 0)
-      ::close(fd);
-  }
-};
-
 result<> exec(sqlite3* db, const std::string& sql)
 {
   char* message = nullptr;
@@ -89,21 +81,6 @@ result<> insert(sqlite3* db, sqlite3_stmt* s, std::initializer_list<int64_t> val
     sqlite3_bind_blob(s, i, blob.data(), static_cast<int>(blob.size()), SQLITE_STATIC);
   if (sqlite3_step(s) != SQLITE_DONE)
     return fail(std::string("trace index: ") + sqlite3_errmsg(db));
-  return {};
-}
-
-result<> read_at(int fd, uint64_t offset, std::string& out, size_t size)
-{
-  out.resize(size);
-  for (size_t done = 0; done < size;) {
-    ssize_t r = ::pread(fd, out.data() + done, size - done, static_cast<off_t>(offset + done));
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      return fail(std::string("trace index: cannot read the trace: ") +
-                  (r < 0 ? std::strerror(errno) : "short file"));
-    done += static_cast<size_t>(r);
-  }
   return {};
 }
 
@@ -362,41 +339,6 @@ result<> trace_index_builder::finish(const std::string& trace_path, int trace_fd
     return fail("trace index: cannot write '" + s.index_path + "': " + std::strerror(errno));
   s.done = true;
   return {};
-}
-
-result<> write_trace_index(const std::string& trace_path, std::span<const gzip_member_span> members,
-                           const std::string& index_path)
-{
-  fd_closer trace{::open(trace_path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (trace.fd < 0)
-    return fail("trace index: cannot open '" + trace_path + "': " + std::strerror(errno));
-  auto builder = trace_index_builder::create(index_path);
-  if (!builder)
-    return std::unexpected(builder.error());
-  std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> inflater(
-      libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
-  if (!inflater)
-    return fail("trace index: cannot allocate a decompressor");
-  std::string compressed, text;
-  for (const gzip_member_span& m : members) {
-    if (auto r = read_at(trace.fd, m.offset, compressed, m.compressed_size); !r)
-      return r;
-    text.resize(m.text_size);
-    size_t got = 0;
-    if (libdeflate_gzip_decompress(inflater.get(), compressed.data(), compressed.size(), text.data(),
-                                   text.size(), &got) != LIBDEFLATE_SUCCESS ||
-        got != m.text_size)
-      return fail("trace index: the member at byte " + std::to_string(m.offset) + " does not inflate");
-    std::vector<uint32_t> lengths;
-    for (size_t at = 0; at < text.size();) {
-      const void* nl = std::memchr(text.data() + at, '\n', text.size() - at);
-      size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - text.data()) + 1 : text.size();
-      lengths.push_back(static_cast<uint32_t>(end - at));
-      at = end;
-    }
-    (*builder)->add_member(m, compressed, std::move(lengths));
-  }
-  return (*builder)->finish(trace_path, trace.fd);
 }
 
 }  // namespace dc
