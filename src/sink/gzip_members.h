@@ -33,6 +33,12 @@ struct gzip_member_span {
   uint64_t line_count = 0;       // it ends at a line end: every line is whole in one member
 };
 
+// The lines of a member's text, each ending at its newline (a member holds whole lines): their
+// number, and each one's length with its newline appended to `lengths` when given. memchr per
+// line: glibc's is vectorized, a byte loop (std::count at -O2) cost 5 % of the tracer's time on a
+// syscall storm.
+uint64_t scan_lines(std::string_view text, std::vector<uint32_t>* lengths);
+
 // What the caller put in a member (its events, say), summed over the members written whole: so
 // that what reached the file is known exactly, even when members are written by workers.
 struct member_tally {

@@ -59,12 +59,7 @@ result<> write_trace_index(const std::string& trace_path, std::span<const gzip_m
         got != m.text_size)
       return fail("trace index: the member at byte " + std::to_string(m.offset) + " does not inflate");
     std::vector<uint32_t> lengths;
-    for (size_t at = 0; at < text.size();) {
-      const void* nl = std::memchr(text.data() + at, '\n', text.size() - at);
-      size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - text.data()) + 1 : text.size();
-      lengths.push_back(static_cast<uint32_t>(end - at));
-      at = end;
-    }
+    scan_lines(text, &lengths);
     (*builder)->add_member(m, compressed, std::move(lengths));
   }
   return (*builder)->finish(trace_path, trace.fd);

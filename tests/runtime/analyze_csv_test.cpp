@@ -113,9 +113,7 @@ TEST_F(analyze_csv_test, per_event_and_report_tables_match_the_trace)
   EXPECT_GT(odd_posix, 0u);
 
   // ds/: the block bytes are the run summary's.
-  uint64_t summary_block = 0, csv_block = 0;
-  for (const auto& [op, s] : run.summary["layers"]["BLOCK"].items())
-    summary_block += s["bytes"].get<uint64_t>();
+  uint64_t summary_block = layer_total(run.summary, "BLOCK", "bytes"), csv_block = 0;
   for (auto& row : csv_records(read_csv(csv + "/ds/ds_trace.csv"))) csv_block += std::stoull(row["bytes"]);
   EXPECT_GT(summary_block, 0u);
   EXPECT_EQ(csv_block, summary_block);

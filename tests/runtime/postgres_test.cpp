@@ -44,9 +44,7 @@ TEST_F(runtime_test, PostgresUnderPgbenchGetsItsAmplificationRow)
   // half the runs (docs/reliability.md). Those requests are counted lost_block_unseen, and they
   // are a handful among thousands of block events (1 to 9 of ~17,000 measured).
   const auto& events = run.summary["events"];
-  uint64_t unseen = events["lost_block_unseen"], block_events = 0;
-  if (run.summary["layers"].contains("BLOCK"))
-    for (const auto& by_op : run.summary["layers"]["BLOCK"]) block_events += by_op["count"].get<uint64_t>();
+  uint64_t unseen = events["lost_block_unseen"], block_events = layer_total(run.summary, "BLOCK", "count");
   EXPECT_EQ(events["lost"].get<uint64_t>(), unseen) << events;
   EXPECT_LT(unseen * 100, block_events) << events;
   if (unseen)

@@ -98,6 +98,14 @@ std::vector<nlohmann::json> complete_events(const parsed_trace& t)
   return out;
 }
 
+uint64_t layer_total(const nlohmann::json& summary, const std::string& layer, const std::string& field)
+{
+  uint64_t total = 0;
+  if (summary.contains("layers") && summary["layers"].contains(layer))
+    for (const auto& by_op : summary["layers"][layer]) total += by_op[field].get<uint64_t>();
+  return total;
+}
+
 uint32_t pid_of_command(const traced_run& run, const std::string& prefix)
 {
   for (const auto& [pid, p] : run.summary["processes"].items())

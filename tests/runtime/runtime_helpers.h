@@ -50,6 +50,10 @@ traced_run trace_command(const scratch_dir& dir, const std::string& command_line
 // Events ("ph":"X") of a trace, in trace order.
 std::vector<nlohmann::json> complete_events(const parsed_trace& t);
 
+// A layer's field ("count", "bytes", "time_us") summed over its operations in a run's summary;
+// 0 when the layer has none.
+uint64_t layer_total(const nlohmann::json& summary, const std::string& layer, const std::string& field);
+
 // The pid of the run's process whose command starts with `prefix` (a test failure when none).
 uint32_t pid_of_command(const traced_run& run, const std::string& prefix);
 
