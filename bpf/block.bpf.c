@@ -15,10 +15,19 @@ struct dc_block_owner {
   struct dc_nesting nest;
 };
 
+/* What a request's BLOCK event says. Its sector, size, operation and device are taken at its
+ * start and again at its issue (after any bio merged into it, and once accounting has named its
+ * partition), so that a request whose completion ran no program can still be written. */
 struct dc_block_request {
   struct dc_block_owner owner;
+  __u64 start_ns;
   __u64 insert_ns;
   __u64 issue_ns;
+  __u64 sector;
+  __u32 bytes;
+  __u32 dev;
+  __u32 op;
+  __u32 reserved;
 };
 
 /* Which traced process last dirtied pages of a file: (dev << 32 ^ ino) -> tgid. */
@@ -71,41 +80,55 @@ static __always_inline struct dc_block_request* dc_request_at(__u64 key)
   return bpf_map_lookup_elem(&dc_block_requests, &key);
 }
 
-/* Its slot is freed, or else its entry in the hash map deleted. Whether any was held: at the
- * start of another request at `key`, one held belonged to a request that ended without its
- * completion or merge running our program (a request is freed only after one of them fires),
- * which the caller counts lost. The kernel sometimes does not run a tp_btf program for a
- * completion, without counting a recursion miss (docs/reliability.md). */
-static __always_inline int dc_forget_request(__u64 key)
+/* Its slot is freed, or else its entry in the hash map deleted. */
+static __always_inline void dc_forget_request(__u64 key)
 {
   struct dc_block_slot* s = dc_slot_of(key);
-  if (s->rq == key) {
+  if (s->rq == key)
     s->rq = 0; /* only the request's own end frees it: no other writer while it is held */
-    return 1;
+  else
+    bpf_map_delete_elem(&dc_block_requests, &key);
+}
+
+static __always_inline void dc_block_emit(const struct dc_block_request* r, __u64 end_ns, int error);
+
+/* A request held when its address starts another request ended without its completion or merge
+ * running our program (a request is freed only after one of them fires): the kernel sometimes
+ * does not run a tp_btf program for a completion, without counting a recursion miss
+ * (docs/reliability.md). Trace mode writes it now, without its end; profile mode counts it
+ * lost, since a counter has no place for a request without a time. */
+static __always_inline void dc_block_end_unseen(const struct dc_block_request* r)
+{
+  if (dc_profiling()) {
+    dc_count_loss(DC_LOSS_BLOCK_UNSEEN);
+    return;
   }
-  return bpf_map_delete_elem(&dc_block_requests, &key) == 0;
+  dc_count_loss(DC_LOSS_BLOCK_END_UNSEEN);
+  dc_block_emit(r, 0, 0);
 }
 
 /* Keeps a traced request's state: in its slot when that is free or already its own (a stale
- * entry of a request that ended unseen at the same address, counted lost), else in the hash
- * map (where such an entry is counted and replaced too). */
+ * entry of a request that ended unseen at the same address), else in the hash map (where such
+ * an entry is replaced too); a stale entry is written first. */
 static __always_inline void dc_keep_request(__u64 key, const struct dc_block_request* r)
 {
   struct dc_block_slot* s = dc_slot_of(key);
   __u64 held = s->rq;
   if (held == key)
-    dc_count_loss(DC_LOSS_BLOCK_UNSEEN);
+    dc_block_end_unseen(&s->r);
   if (held == key || (held == 0 && __sync_val_compare_and_swap(&s->rq, 0, key) == 0)) {
     s->r = *r;
     return;
   }
-  long kept = bpf_map_update_elem(&dc_block_requests, &key, r, BPF_NOEXIST);
-  if (kept == -17 /* EEXIST */) {
-    dc_count_loss(DC_LOSS_BLOCK_UNSEEN);
-    kept = bpf_map_update_elem(&dc_block_requests, &key, r, BPF_EXIST);
-  }
-  if (kept)
+  if (bpf_map_update_elem(&dc_block_requests, &key, r, BPF_NOEXIST) == 0)
+    return;
+  struct dc_block_request* stale = bpf_map_lookup_elem(&dc_block_requests, &key);
+  if (!stale) {
     dc_count_loss(DC_LOSS_NO_STATE);
+    return;
+  }
+  dc_block_end_unseen(stale);
+  *stale = *r;
 }
 
 static __always_inline __u64 dc_file_key(const struct dc_file_ref* f)
@@ -204,18 +227,41 @@ static __always_inline int dc_block_owner_of(struct request* trusted_rq, struct 
   return 1;
 }
 
+/* What the request says now (at its start, at its issue and at its completion). */
+static __always_inline void dc_block_shape(struct request* trusted_rq, struct dc_block_request* r)
+{
+  struct request* rq = dc_plain(trusted_rq);
+  r->sector = rq->__sector;
+  r->bytes = rq->__data_len;
+  r->op = rq->cmd_flags & 0xff; /* REQ_OP_MASK */
+  /* The partition accounting names at the request's issue, or before that (block_io_start fires
+   * before it is set) the one its first bio targets, which accounting copies. */
+  struct block_device* part = rq->part;
+  if (!part && rq->bio)
+    part = rq->bio->bi_bdev;
+  r->dev = part ? part->bd_dev : 0;
+}
+
 /* Requests are preallocated per tag: a new one reuses the address of one that ended, so an
- * entry left at that address (a request whose end went unseen) is counted lost and replaced or
- * removed here, never inherited. Insert and issue only look up: they may run in
+ * entry left at that address (a request whose end went unseen) is written or counted and then
+ * replaced or removed here, never inherited. Insert and issue only look up: they may run in
  * whichever task dispatches the queue, which is not the request's submitter. */
 SEC("tp_btf/block_io_start")
 int BPF_PROG(dc_block_io_start, struct request* rq)
 {
+  __u64 key = dc_address_of(rq);
   struct dc_block_request fresh = {};
-  if (dc_block_owner_of(rq, &fresh.owner))
-    dc_keep_request(dc_address_of(rq), &fresh);
-  else if (dc_forget_request(dc_address_of(rq)))
-    dc_count_loss(DC_LOSS_BLOCK_UNSEEN);
+  if (dc_block_owner_of(rq, &fresh.owner)) {
+    fresh.start_ns = bpf_ktime_get_ns();
+    dc_block_shape(rq, &fresh);
+    dc_keep_request(key, &fresh);
+    return 0;
+  }
+  struct dc_block_request* stale = dc_request_at(key);
+  if (stale) {
+    dc_block_end_unseen(stale);
+    dc_forget_request(key);
+  }
   return 0;
 }
 
@@ -241,43 +287,38 @@ SEC("tp_btf/block_rq_issue")
 int BPF_PROG(dc_block_rq_issue, struct request* rq)
 {
   struct dc_block_request* r = dc_request_at(dc_address_of(rq));
-  if (r)
+  if (r) {
     r->issue_ns = bpf_ktime_get_ns();
+    dc_block_shape(rq, r);
+  }
   return 0;
 }
 
-/* Reports `nr_bytes` of request `rq` completed, by the profile or as one event. */
-static __always_inline void dc_block_report(struct request* rq, const struct dc_block_request* r, int error,
-                                            unsigned int nr_bytes)
+/* The BLOCK event of request `r`, as its state says, ended at `end_ns` (0: its end unseen,
+ * without a service time). */
+static __always_inline void dc_block_emit(const struct dc_block_request* r, __u64 end_ns, int error)
 {
-  __u64 now = bpf_ktime_get_ns();
-  __u64 issued = r->issue_ns ? r->issue_ns : now;
-  if (dc_profiling()) {
-    dc_profile_add(r->owner.tgid, DC_PROF_BLOCK, rq->cmd_flags & 0xff /* REQ_OP_MASK */, &r->owner.file, now,
-                   now - issued, nr_bytes, 0);
-    return;
-  }
   struct dc_block_event* ev = bpf_ringbuf_reserve(&dc_events, sizeof(*ev), 0);
   if (!ev) {
     dc_count_loss(DC_LOSS_RING_FULL);
     return;
   }
+  __u64 issued = r->issue_ns ? r->issue_ns : end_ns ? end_ns : r->start_ns;
   ev->hdr.kind = DC_REC_BLOCK;
   ev->hdr.tgid = r->owner.tgid;
   ev->hdr.tid = r->owner.tid;
   ev->hdr.reserved = 0;
   ev->hdr.ts_ns = issued;
-  ev->service_ns = now - issued;
+  ev->service_ns = end_ns ? end_ns - issued : 0;
   ev->queue_ns = r->insert_ns && r->insert_ns <= issued ? issued - r->insert_ns : 0;
-  ev->sector = rq->__sector;
+  ev->sector = r->sector;
   ev->file = r->owner.file;
-  ev->bytes = nr_bytes;
-  struct block_device* part = dc_plain(rq)->part;
-  ev->dev = part ? part->bd_dev : 0;
-  ev->op = rq->cmd_flags & 0xff; /* REQ_OP_MASK */
+  ev->bytes = r->bytes;
+  ev->dev = r->dev;
+  ev->op = r->op;
   ev->cause = r->owner.cause;
   ev->error = error;
-  ev->reserved = 0;
+  ev->end = end_ns ? DC_BLOCK_END_SEEN : DC_BLOCK_END_UNSEEN;
   ev->nest = r->owner.nest;
   bpf_ringbuf_submit(ev, dc_submit_flags());
 }
@@ -289,10 +330,20 @@ int BPF_PROG(dc_block_rq_complete, struct request* rq, blk_status_t error, unsig
   struct dc_block_request* r = dc_request_at(key);
   if (!r)
     return 0;
-  dc_block_report(rq, r, error, nr_bytes);
+  /* `nr_bytes` of it completed now, at the sector it has reached. */
+  __u64 now = bpf_ktime_get_ns();
+  dc_block_shape(rq, r);
+  r->bytes = nr_bytes;
+  if (dc_profiling())
+    dc_profile_add(r->owner.tgid, DC_PROF_BLOCK, r->op, &r->owner.file, now,
+                   now - (r->issue_ns ? r->issue_ns : now), nr_bytes, 0);
+  else
+    dc_block_emit(r, now, error);
   /* Fired before the bytes are taken off the request: a driver that ends part of a request
    * (nr_bytes below what is left) completes the rest later, with the same owner. */
   if (nr_bytes >= rq->__data_len)
     dc_forget_request(key);
+  else
+    r->bytes = rq->__data_len - nr_bytes;
   return 0;
 }

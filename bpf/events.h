@@ -227,6 +227,14 @@ enum dc_block_cause {
 
 /* One completed block request, charged to a traced process (hdr.tgid/tid) and, when its pages
  * belong to a file, to that file. hdr.ts_ns is the issue time. */
+/* Whether a request's end was seen. The kernel sometimes runs no program for a completion
+ * (docs/reliability.md): such a request is written when its address starts another request,
+ * with what its issue said and no service time. */
+enum dc_block_end {
+  DC_BLOCK_END_SEEN = 0,
+  DC_BLOCK_END_UNSEEN = 1,
+};
+
 struct dc_block_event {
   struct dc_record_header hdr;
   dc_u64 service_ns; /* issue -> complete */
@@ -238,7 +246,7 @@ struct dc_block_event {
   dc_u32 op;  /* enum dc_block_op, or another REQ_OP_* value */
   dc_u32 cause;
   dc_s32 error;
-  dc_u32 reserved;
+  dc_u32 end;             /* enum dc_block_end */
   struct dc_nesting nest; /* under the system call that submitted it, if one did */
 };
 

@@ -39,7 +39,7 @@ const std::array<table_def, event_tables::count>& table_defs()
       {"fs",
        {"ret", "offset", "count", "first_page", "last_page", "len", "size", "dev", "transaction", "blocks"},
        {}},
-      {"ds", {"bytes", "sector", "major", "minor", "queue_us", "writeback", "error"}, {}},
+      {"ds", {"bytes", "sector", "major", "minor", "queue_us", "writeback", "error", "end_unseen"}, {}},
       {"cache",
        {"hits", "misses", "pages_read", "pages_added", "pages_dirtied", "pages_written_back",
         "pages_evicted"},

@@ -227,7 +227,7 @@ void lost_events(const nlohmann::json& run, nlohmann::json& out)
   const auto& lost = member(run, "lost", false);
   // The end record's events_lost is the total; its kinds include some that count no event (a
   // record_ring_full is a lost name, not a lost event), so they are summed only without it.
-  uint64_t total = 0, stated_total = 0, unended = 0;
+  uint64_t total = 0, stated_total = 0, unended = 0, untimed = 0;
   bool stated = false;
   nlohmann::json kinds = nlohmann::json::object();
   for (const auto& [kind, n] : lost.items()) {
@@ -244,6 +244,11 @@ void lost_events(const nlohmann::json& run, nlohmann::json& out)
       unended += n.get<uint64_t>();
       continue;
     }
+    // Traced without their end (args.end_unseen): no event is missing, their times are.
+    if (kind == "block_end_unseen" || kind == "lost_block_end_unseen") {
+      untimed += n.get<uint64_t>();
+      continue;
+    }
     if (n.get<uint64_t>() == 0)
       continue;
     total += n.get<uint64_t>();
@@ -255,6 +260,13 @@ void lost_events(const nlohmann::json& run, nlohmann::json& out)
                               " block requests had started and were not seen to end when tracing stopped (in "
                               "flight then, or ended unseen): their bytes are in no BLOCK count",
                           {{"requests", unended}}));
+  if (untimed)
+    out.push_back(
+        finding("block_requests_untimed", "info",
+                std::to_string(untimed) +
+                    " block requests are traced without their end (the kernel ran no tracing program "
+                    "for their completion): their bytes are counted, their latency is not",
+                {{"requests", untimed}}));
   if (stated)
     total = stated_total;
   if (total == 0)

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analyze/record_values.h"
+#include "core/category.h"
 #include "core/map_entry.h"
 
 namespace dc::analyze {
@@ -33,7 +34,9 @@ void layers_section::add(const record& r, const call_facts& c)
   l.time_us += t;
   if (r.ph != phase::complete)
     return;
-  o.latency.add(static_cast<uint64_t>(r.dur_us));
+  // A block request whose end went unseen (args.end_unseen) has its bytes and no time.
+  if (!same_text(r.cat, category::block) || !r.arg("end_unseen"))
+    o.latency.add(static_cast<uint64_t>(r.dur_us));
   if (r.level >= 1 && r.p_idx < 0)
     l.top_level_us += t;
   std::vector<span_ref>* levels = nullptr;

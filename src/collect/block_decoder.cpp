@@ -1,5 +1,6 @@
 // Decoder of the block layer (cat BLOCK): one event per completed request, with its queue and
-// service time, charged to the process (and file) the kernel side found for it.
+// service time, charged to the process (and file) the kernel side found for it. A request whose
+// completion ran no program has its bytes and no service time (args.end_unseen).
 #include "collect/decoder.h"
 #include "core/category.h"
 
@@ -34,6 +35,10 @@ void decoder::decode_block(const dc_block_event& raw)
   ev.add_arg("queue_us", static_cast<int64_t>(raw.queue_ns / 1000));
   ev.add_arg("writeback", raw.cause == DC_BLOCK_WRITEBACK ? 1 : 0);
   ev.add_arg("error", raw.error);
+  if (raw.end == DC_BLOCK_END_UNSEEN) {
+    ev.add_arg("end_unseen", 1);  // written when its address started another request: no service time
+    ev.untimed = true;
+  }
   ev.fhash = file_hash(raw.file, raw.hdr.tgid, -1);
   emit(ev);
 }

@@ -47,6 +47,9 @@ struct trace_event {
   // An operation carried in its call's event (a buffered read's FS part, in the read's args):
   // counted by the summary and the live views, not written to the trace on its own.
   bool folded = false;
+  // Its time is not known (a block request whose completion ran no program: no service time):
+  // dur_us is 0, and latencies leave it out.
+  bool untimed = false;
   uint64_t fhash = 0;   // 0: no file
   uint64_t fhash2 = 0;  // second file (rename target, a copy's output)
   // Nesting, for events the kernel placed on their thread's call stack (level 0: not placed).

@@ -29,7 +29,7 @@ void add_to(io_totals& t, op_stats& s, layer_flow*& flow, const trace_event& ev)
   s.count += ev.count;
   s.bytes += ev.bytes;
   s.time_us += ev.dur_us;
-  if (ev.category == category::block && !ev.counter)
+  if (ev.category == category::block && !ev.counter && !ev.untimed)
     s.latency.add(ev.dur_us);
 }
 
@@ -264,6 +264,14 @@ std::string summary_text(const summary_builder& s, const process_table& processe
     std::snprintf(line, sizeof(line),
                   "of those, block requests whose completion the kernel ran no tracing program for: %llu\n",
                   static_cast<unsigned long long>(unseen));
+    out += line;
+  }
+  if (uint64_t untimed = run.lost.kernel[DC_LOSS_BLOCK_END_UNSEEN]) {
+    // Not lost: traced with their bytes and no service time (args.end_unseen).
+    std::snprintf(line, sizeof(line),
+                  "block requests traced without their end (the kernel ran no tracing program for their "
+                  "completion): %llu\n",
+                  static_cast<unsigned long long>(untimed));
     out += line;
   }
   if (run.lost.block_unended) {

@@ -149,5 +149,17 @@ TEST(AnalyzeDiagnostics, BlockRequestsNotSeenToEndAreAWarningOfTheirOwn)
   EXPECT_EQ(both[1]["evidence"]["lost"], 3);
 }
 
+// Block requests traced without their end are no events lost: a note of their own.
+TEST(AnalyzeDiagnostics, BlockRequestsTracedWithoutTheirEndAreANoteNotALoss)
+{
+  auto found = diagnose({{"run", {{"lost", {{"events_lost", 0}, {"lost_block_end_unseen", 4}}}}}});
+  ASSERT_EQ(rules(found), std::vector<std::string>{"block_requests_untimed"});
+  EXPECT_EQ(found[0]["severity"], "info");
+  EXPECT_EQ(found[0]["evidence"]["requests"], 4);
+  auto unsummed = diagnose({{"run", {{"lost", {{"ring_full", 2}, {"block_end_unseen", 1}}}}}});
+  ASSERT_EQ(rules(unsummed), (std::vector<std::string>{"block_requests_untimed", "lost_events"}));
+  EXPECT_EQ(unsummed[1]["evidence"]["lost"], 2);
+}
+
 }  // namespace
 }  // namespace dc::analyze

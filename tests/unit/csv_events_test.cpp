@@ -133,6 +133,7 @@ TEST_F(csv_events_test, kernel_layers_fill_their_own_columns)
                     {"writeback", 0},
                     {"error", 0}});
   blk.r.fhash = 5;
+  owned_record unseen("BLOCK", "write", {{"bytes", 4096}, {"end_unseen", 1}});
   owned_record fs("FS", "buffered_read", {{"ret", 832}, {"offset", 0}, {"first_page", 0}, {"last_page", 0}});
   owned_record fault("FAULT", "major_fault",
                      {{"address", 4096}, {"write", 1}, {"pages_read", 6}, {"major", 1}});
@@ -147,10 +148,14 @@ TEST_F(csv_events_test, kernel_layers_fill_their_own_columns)
   owned_record prof("POSIX", "read", {{"count", 10}, {"time_us", 55}, {"bytes", 40960}}, {}, phase::counter);
   owned_record fread("STDIO", "fread", {{"ret", 3}, {"count", 8192}, {"size", 1}}, {{"mode", "r"}});
   owned_record dset("HDF5", "H5Dopen2", {{"ret", 7}}, {{"name", "/grid/temp"}});
-  for (owned_record* o : {&blk, &fs, &fault, &send, &state, &drop, &pc, &prof, &fread, &dset}) w.add(o->r);
+  for (owned_record* o : {&blk, &unseen, &fs, &fault, &send, &state, &drop, &pc, &prof, &fread, &dset})
+    w.add(o->r);
   ASSERT_TRUE(w.end_file());
   EXPECT_EQ(table("ds/ds_t.csv").at(0)["sector"], "99");
   EXPECT_EQ(table("ds/ds_t.csv").at(0)["file"], "/data/a,b\"c.dat");
+  EXPECT_EQ(table("ds/ds_t.csv").at(0)["end_unseen"], "");
+  EXPECT_EQ(table("ds/ds_t.csv").at(1)["end_unseen"], "1");
+  EXPECT_EQ(table("ds/ds_t.csv").at(1)["other_args"], "");
   EXPECT_EQ(table("fs/fs_t.csv").at(0)["first_page"], "0");
   EXPECT_EQ(table("fs/fs_t.csv").at(0)["ret"], "832");
   EXPECT_EQ(table("pagefault/pagefault_t.csv").at(0)["pages_read"], "6");

@@ -183,6 +183,33 @@ TEST_F(decoder_fixture, BlockRequestsAreChargedToTheirProcessAndFile)
   EXPECT_EQ(ev[0]["args"]["writeback"], 1);
   EXPECT_EQ(ev[0]["args"]["fhash"], string_hash("/dir/data.bin"));
   EXPECT_EQ(summary.totals().flows.at("BLOCK").write_bytes, 1u << 20);
+  EXPECT_FALSE(ev[0]["args"].contains("end_unseen"));
+}
+
+// The kernel ran no program for this request's completion: it is written when its address starts
+// another request, with its bytes, and counted in the layer's bytes but not in its latencies.
+TEST_F(decoder_fixture, ABlockRequestWhoseEndWentUnseenCountsWithoutALatency)
+{
+  dc_block_event b{};
+  b.hdr = header(DC_REC_BLOCK, 10, 9'000'000);
+  b.service_ns = 120'000;
+  b.bytes = 8192;
+  b.op = DC_BLOCK_READ;
+  dec->decode(&b, sizeof(b));
+  b.service_ns = 0;
+  b.end = DC_BLOCK_END_UNSEEN;
+  b.bytes = 4096;
+  dec->decode(&b, sizeof(b));
+  auto ev = events();
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_FALSE(ev[0]["args"].contains("end_unseen"));
+  EXPECT_EQ(ev[1]["args"]["end_unseen"], 1);
+  EXPECT_EQ(ev[1]["dur"], 0);
+  EXPECT_EQ(ev[1]["args"]["bytes"], 4096);
+  const op_stats& reads = summary.totals().ops.at("BLOCK").at("read");
+  EXPECT_EQ(reads.count, 2u);
+  EXPECT_EQ(reads.bytes, 8192u + 4096u);
+  EXPECT_EQ(reads.latency.count, 1u);
 }
 
 TEST_F(decoder_fixture, ARunOfStagedSyscallRecordsIsEveryCallInOrder)

@@ -82,6 +82,7 @@ TEST(Summary, OnlyEventsMissingFromTheTracedWindowAreEventsLost)
   lost.kernel[DC_LOSS_RING_FULL] = 32;
   lost.kernel[DC_LOSS_RECORD_RING_FULL] = 3;  // names and process records: no event missing
   lost.kernel[DC_LOSS_BLOCK_UNSEEN] = 2;
+  lost.kernel[DC_LOSS_BLOCK_END_UNSEEN] = 4;  // traced without their end: not lost
   lost.skipped = 1;
   lost.block_unended = 5;
   EXPECT_EQ(lost.total(), 35u);
@@ -91,6 +92,7 @@ TEST(Summary, OnlyEventsMissingFromTheTracedWindowAreEventsLost)
   EXPECT_EQ(j["events"]["lost_record_ring_full"], 3);
   EXPECT_EQ(j["events"]["lost_block_unseen"], 2);
   EXPECT_EQ(j["events"]["lost_block_unended"], 5);
+  EXPECT_EQ(j["events"]["lost_block_end_unseen"], 4);
   std::string text = summary_text(summary_builder{}, process_table{}, facts);
   EXPECT_NE(text.find("events lost: 35\n"), std::string::npos) << text;
   EXPECT_NE(text.find("not seen to end when tracing stopped (in flight, or ended unseen): 5\n"),
@@ -99,11 +101,17 @@ TEST(Summary, OnlyEventsMissingFromTheTracedWindowAreEventsLost)
   EXPECT_NE(text.find("of those, block requests whose completion the kernel ran no tracing program for: 2\n"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find("block requests traced without their end (the kernel ran no tracing program for "
+                      "their completion): 4\n"),
+            std::string::npos)
+      << text;
   facts.lost.block_unended = 0;
   facts.lost.kernel[DC_LOSS_BLOCK_UNSEEN] = 0;
+  facts.lost.kernel[DC_LOSS_BLOCK_END_UNSEEN] = 0;
   text = summary_text(summary_builder{}, process_table{}, facts);
   EXPECT_EQ(text.find("not seen to end"), std::string::npos);
   EXPECT_EQ(text.find("of those"), std::string::npos);
+  EXPECT_EQ(text.find("without their end"), std::string::npos);
 }
 
 // Device latencies go to the sketch analyze uses (core/latency_sketch.h): nearest rank, exact
