@@ -21,16 +21,18 @@ io_dir fs_direction(std::string_view name)
   return io_dir::none;
 }
 
-void add_io(flow& f, io_dir dir, uint64_t bytes, uint64_t ops, uint64_t time_us)
+void add_io(flow& f, io_dir dir, uint64_t bytes, uint64_t ops, uint64_t time_us, bool untimed = false)
 {
   if (dir == io_dir::read) {
     f.read_bytes += bytes;
     f.reads += ops;
     f.read_time_us += time_us;
+    f.reads_untimed += untimed ? ops : 0;
   } else {
     f.write_bytes += bytes;
     f.writes += ops;
     f.write_time_us += time_us;
+    f.writes_untimed += untimed ? ops : 0;
   }
 }
 
@@ -62,8 +64,10 @@ nlohmann::json file_json(const layer_flows& f)
   return j;
 }
 
-double average(uint64_t time_us, uint64_t ops)
+// Over the calls whose time is known.
+double average(uint64_t time_us, uint64_t ops, uint64_t untimed = 0)
 {
+  ops -= std::min(ops, untimed);
   return ops == 0 ? 0.0 : static_cast<double>(time_us) / static_cast<double>(ops);
 }
 
@@ -90,8 +94,8 @@ nlohmann::json row_json(const layer_flows& f)
             {"sys_w", average(app.write_time_us, app.writes)},
             {"vfs_r", average(vfs.read_time_us, vfs.reads)},
             {"vfs_w", average(vfs.write_time_us, vfs.writes)},
-            {"blk_r", average(dev.read_time_us, dev.reads)},
-            {"blk_w", average(dev.write_time_us, dev.writes)}}}};
+            {"blk_r", average(dev.read_time_us, dev.reads, dev.reads_untimed)},
+            {"blk_w", average(dev.write_time_us, dev.writes, dev.writes_untimed)}}}};
 }
 
 std::string name_of(uint64_t hash, const std::unordered_map<uint64_t, std::string>& table)
@@ -102,7 +106,8 @@ std::string name_of(uint64_t hash, const std::unordered_map<uint64_t, std::strin
 
 nlohmann::json flow_partial(const flow& f)
 {
-  return {f.read_bytes, f.write_bytes, f.reads, f.writes, f.read_time_us, f.write_time_us};
+  return {f.read_bytes,   f.write_bytes,   f.reads,         f.writes,
+          f.read_time_us, f.write_time_us, f.reads_untimed, f.writes_untimed};
 }
 
 }  // namespace
@@ -115,6 +120,8 @@ void flow::merge(const flow& o)
   writes += o.writes;
   read_time_us += o.read_time_us;
   write_time_us += o.write_time_us;
+  reads_untimed += o.reads_untimed;
+  writes_untimed += o.writes_untimed;
 }
 
 bool is_data_file(std::string_view name)
@@ -182,7 +189,8 @@ void amplification::add(const record& r)
   uint64_t ops = counter ? static_cast<uint64_t>(std::max<int64_t>(0, r.arg("count").value_or(0))) : 1;
   uint64_t time_us = counter ? static_cast<uint64_t>(std::max<int64_t>(0, r.arg("time_us").value_or(0)))
                              : static_cast<uint64_t>(std::max<int64_t>(0, r.dur_us));
-  add_io(flows[{proc, r.fhash}][layer], dir, bytes, ops, time_us);
+  bool untimed = layer == layer_block && !counter && r.arg("end_unseen").value_or(0) != 0;
+  add_io(flows[{proc, r.fhash}][layer], dir, bytes, ops, time_us, untimed);
   // A copy read its fhash (above) and wrote its fhash2, as the tracer's summary charges it.
   if (layer == layer_posix && last_posix_copies)
     if (auto out = r.arg("fhash2"); out && *out != 0)
@@ -219,8 +227,16 @@ dc::result<amplification> amplification::from_partial(const nlohmann::json& j)
       layer_flows f;
       for (size_t i = 0; i < layer_count; ++i) {
         const auto& l = row.at(3).at(i);
-        f[i] = {l.at(0).get<uint64_t>(), l.at(1).get<uint64_t>(), l.at(2).get<uint64_t>(),
-                l.at(3).get<uint64_t>(), l.at(4).get<uint64_t>(), l.at(5).get<uint64_t>()};
+        // The untimed counts came later: a partial of six has none.
+        bool untimed = l.size() > 6;
+        f[i] = {l.at(0).get<uint64_t>(),
+                l.at(1).get<uint64_t>(),
+                l.at(2).get<uint64_t>(),
+                l.at(3).get<uint64_t>(),
+                l.at(4).get<uint64_t>(),
+                l.at(5).get<uint64_t>(),
+                untimed ? l.at(6).get<uint64_t>() : 0,
+                untimed ? l.at(7).get<uint64_t>() : 0};
       }
       merge_flows(
           a.flows[{{row.at(0).get<uint64_t>(), row.at(1).get<uint64_t>()}, row.at(2).get<uint64_t>()}], f);

@@ -20,9 +20,11 @@
 
 namespace dc::analyze {
 
-// Bytes, calls and summed call time of one layer, each way.
+// Bytes, calls and summed call time of one layer, each way; the calls whose time is not known (a
+// block request traced without its end) are in the counts, not in the averages.
 struct flow {
   uint64_t read_bytes = 0, write_bytes = 0, reads = 0, writes = 0, read_time_us = 0, write_time_us = 0;
+  uint64_t reads_untimed = 0, writes_untimed = 0;
   void merge(const flow& o);
 };
 

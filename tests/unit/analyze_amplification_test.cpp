@@ -164,6 +164,29 @@ TEST(AnalyzeAmplification, MergeAndPartialAreExact)
   EXPECT_FALSE(amplification::from_partial({{"flows", {{1, 2}}}, {"processes", nlohmann::json::array()}}));
 }
 
+// A block request traced without its end (args.end_unseen, dur 0) counts in BLK_W and its bytes,
+// not in the average latency; a partial keeps that apart, and one written before it reads as none.
+TEST(AnalyzeAmplification, RequestsWithoutTheirEndCountButHaveNoLatency)
+{
+  auto lines = workload();
+  lines.push_back(ev("BLOCK", "write", 10, 1, 0, {{"bytes", 4096}, {"end_unseen", 1}}));
+  amplification acc;
+  test::feed(acc, lines);
+  auto t = acc.report(names())["total"];
+  EXPECT_EQ(t["BLK_W"], 3);
+  EXPECT_EQ(t["blk_write_bytes"], 12288 + 4096);
+  EXPECT_DOUBLE_EQ(t["avg_latency_us"]["blk_w"].get<double>(), 250.0);
+  auto back = amplification::from_partial(acc.partial());
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->report(names()), acc.report(names()));
+  nlohmann::json six = {
+      {"flows", {{7, 10, 1, {{0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 4096, 0, 2, 0, 50}}}}},
+      {"processes", nlohmann::json::array()}};
+  auto old = amplification::from_partial(six);
+  ASSERT_TRUE(old.has_value());
+  EXPECT_DOUBLE_EQ(old->report(names())["total"]["avg_latency_us"]["blk_w"].get<double>(), 25.0);
+}
+
 TEST(AnalyzeAmplification, DataFilesByName)
 {
   EXPECT_TRUE(is_data_file("/home/u/f"));
