@@ -95,16 +95,16 @@ static __always_inline void dc_block_emit(const struct dc_block_request* r, __u6
 /* A request held when its address starts another request ended without its completion or merge
  * running our program (a request is freed only after one of them fires): the kernel sometimes
  * does not run a tp_btf program for a completion, without counting a recursion miss
- * (docs/reliability.md). Trace mode writes it now, without its end; profile mode counts it
- * lost, since a counter has no place for a request without a time. */
+ * (docs/reliability.md). It is counted now, without its end: trace mode writes its event,
+ * profile mode adds it to its counter with its bytes and no time, as one of the counter's
+ * requests without an end (`pages`, struct dc_profile_counts). */
 static __always_inline void dc_block_end_unseen(const struct dc_block_request* r)
 {
-  if (dc_profiling()) {
-    dc_count_loss(DC_LOSS_BLOCK_UNSEEN);
-    return;
-  }
   dc_count_loss(DC_LOSS_BLOCK_END_UNSEEN);
-  dc_block_emit(r, 0, 0);
+  if (dc_profiling())
+    dc_profile_add(r->owner.tgid, DC_PROF_BLOCK, r->op, &r->owner.file, bpf_ktime_get_ns(), 0, r->bytes, 1);
+  else
+    dc_block_emit(r, 0, 0);
 }
 
 /* Keeps a traced request's state: in its slot when that is free or already its own (a stale

@@ -35,7 +35,9 @@ struct dc_profile_counts {
   dc_u64 count;
   dc_u64 time_ns;
   dc_u64 bytes;
-  dc_u64 pages; /* POSIX reads of files: pages the reads touched (the page-cache hit ratio) */
+  /* POSIX reads of files: pages the reads touched (the page-cache hit ratio). BLOCK: requests of
+   * `count` whose end went unseen (bpf/block.bpf.c), in `bytes` but not in `time_ns`. */
+  dc_u64 pages;
 };
 
 /* A file whose executable mappings need no hold (map dc_code_known, filled by user space): one

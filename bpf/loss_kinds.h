@@ -14,12 +14,11 @@
   X(TOO_DEEP, too_deep, 1)         /* a user-space call nested deeper than DC_NEST_MAX */               \
   X(PROFILE_FULL, profile_full, 1) /* profile mode: no room for a new counter in the profile map */     \
   X(NOT_HELD, not_held, 1)         /* a new process could not be held: its first uprobe calls missed */ \
-  X(BLOCK_UNSEEN, block_unseen, 1) /* a traced block request ended without its completion (or merge)    \
-                                    * running the program: its address started another request while    \
-                                    * its state was still held (bpf/block.bpf.c); profile mode only */  \
-  X(BLOCK_END_UNSEEN, block_end_unseen, 0) /* trace mode's BLOCK_UNSEEN: the request is written         \
-                                            * then, with end = DC_BLOCK_END_UNSEEN (its bytes, no       \
-                                            * service time): no event is missing */                     \
+  X(BLOCK_END_UNSEEN, block_end_unseen, 0) /* a traced block request ended without its completion       \
+                                            * (or merge) running the program (its address started       \
+                                            * another request while its state was still held,           \
+                                            * bpf/block.bpf.c): counted then, with its bytes and no     \
+                                            * time; no event is missing */                              \
   X(RECORD_RING_FULL, record_ring_full, 0) /* a record that is no event (a process's start or exit,     \
                                             * a file's or a call's path) found the ring full: no        \
                                             * event is missing, a name or a process fact is */          \

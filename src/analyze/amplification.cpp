@@ -21,18 +21,18 @@ io_dir fs_direction(std::string_view name)
   return io_dir::none;
 }
 
-void add_io(flow& f, io_dir dir, uint64_t bytes, uint64_t ops, uint64_t time_us, bool untimed = false)
+void add_io(flow& f, io_dir dir, uint64_t bytes, uint64_t ops, uint64_t time_us, uint64_t untimed = 0)
 {
   if (dir == io_dir::read) {
     f.read_bytes += bytes;
     f.reads += ops;
     f.read_time_us += time_us;
-    f.reads_untimed += untimed ? ops : 0;
+    f.reads_untimed += untimed;
   } else {
     f.write_bytes += bytes;
     f.writes += ops;
     f.write_time_us += time_us;
-    f.writes_untimed += untimed ? ops : 0;
+    f.writes_untimed += untimed;
   }
 }
 
@@ -189,8 +189,10 @@ void amplification::add(const record& r)
   uint64_t ops = counter ? static_cast<uint64_t>(std::max<int64_t>(0, r.arg("count").value_or(0))) : 1;
   uint64_t time_us = counter ? static_cast<uint64_t>(std::max<int64_t>(0, r.arg("time_us").value_or(0)))
                              : static_cast<uint64_t>(std::max<int64_t>(0, r.dur_us));
-  bool untimed = layer == layer_block && !counter && r.arg("end_unseen").value_or(0) != 0;
-  add_io(flows[{proc, r.fhash}][layer], dir, bytes, ops, time_us, untimed);
+  // Block requests traced without their end: a span's flag, a counter's number of them.
+  uint64_t untimed =
+      layer == layer_block ? static_cast<uint64_t>(std::max<int64_t>(0, r.arg("end_unseen").value_or(0))) : 0;
+  add_io(flows[{proc, r.fhash}][layer], dir, bytes, ops, time_us, counter ? untimed : untimed != 0);
   // A copy read its fhash (above) and wrote its fhash2, as the tracer's summary charges it.
   if (layer == layer_posix && last_posix_copies)
     if (auto out = r.arg("fhash2"); out && *out != 0)

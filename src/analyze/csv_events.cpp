@@ -57,7 +57,7 @@ const std::array<table_def, event_tables::count>& table_defs()
        {}},
       {"syscall", {"fd", "ret", "count", "offset", "length", "flags", "mode", "whence"}, {}, true},
       {"user", {"ret", "fd", "count", "size", "offset", "whence", "flags"}, {"name", "mode"}},
-      {"profile", {"count", "time_us", "bytes", "pages"}, {}, true},
+      {"profile", {"count", "time_us", "bytes", "pages", "end_unseen"}, {}, true},
   }};
   return defs;
 }

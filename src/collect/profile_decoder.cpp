@@ -69,8 +69,9 @@ void decoder::decode_profile(const dc_profile_key& key, const dc_profile_counts&
   ev.add_arg("count", static_cast<int64_t>(counts.count));
   ev.add_arg("time_us", static_cast<int64_t>(ev.dur_us));
   ev.add_arg("bytes", static_cast<int64_t>(counts.bytes));
+  // The page cache's pages read; for a block counter, its requests traced without their end.
   if (counts.pages)
-    ev.add_arg("pages", static_cast<int64_t>(counts.pages));  // the page cache's pages read
+    ev.add_arg(key.layer == DC_PROF_BLOCK ? "end_unseen" : "pages", static_cast<int64_t>(counts.pages));
   emit(ev);
 }
 

@@ -259,13 +259,6 @@ std::string summary_text(const summary_builder& s, const process_table& processe
                 run.elapsed_s > 0 ? static_cast<double>(written) / run.elapsed_s : 0.0, run.elapsed_s,
                 static_cast<unsigned long long>(run.lost.total()));
   out += line;
-  if (uint64_t unseen = run.lost.kernel[DC_LOSS_BLOCK_UNSEEN]) {
-    // Said apart: the kernel ran no program for these completions (docs/reliability.md).
-    std::snprintf(line, sizeof(line),
-                  "of those, block requests whose completion the kernel ran no tracing program for: %llu\n",
-                  static_cast<unsigned long long>(unseen));
-    out += line;
-  }
   if (uint64_t untimed = run.lost.kernel[DC_LOSS_BLOCK_END_UNSEEN]) {
     // Not lost: traced with their bytes and no service time (args.end_unseen).
     std::snprintf(line, sizeof(line),

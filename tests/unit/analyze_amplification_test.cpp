@@ -179,6 +179,14 @@ TEST(AnalyzeAmplification, RequestsWithoutTheirEndCountButHaveNoLatency)
   auto back = amplification::from_partial(acc.partial());
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->report(names()), acc.report(names()));
+  // A profile counter of 4 requests, 1 of them without its end: 3 took its 30 us.
+  amplification counted;
+  test::feed(counted,
+             {ev("BLOCK", "read", 11, 1, 0,
+                 {{"count", 4}, {"time_us", 30}, {"bytes", 16384}, {"end_unseen", 1}}, phase::counter)});
+  auto c = counted.report(names())["total"];
+  EXPECT_EQ(c["BLK_R"], 4);
+  EXPECT_DOUBLE_EQ(c["avg_latency_us"]["blk_r"].get<double>(), 10.0);
   nlohmann::json six = {
       {"flows", {{7, 10, 1, {{0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}, {0, 4096, 0, 2, 0, 50}}}}},
       {"processes", nlohmann::json::array()}};

@@ -144,7 +144,7 @@ TEST(AnalyzeDiagnostics, BlockRequestsNotSeenToEndAreAWarningOfTheirOwn)
   ASSERT_EQ(rules(found), std::vector<std::string>{"block_requests_unended"});
   EXPECT_EQ(found[0]["severity"], "warning");
   EXPECT_EQ(found[0]["evidence"]["requests"], 2);
-  auto both = diagnose({{"run", {{"lost", {{"lost_block_unseen", 3}, {"lost_block_unended", 1}}}}}});
+  auto both = diagnose({{"run", {{"lost", {{"lost_ring_full", 3}, {"lost_block_unended", 1}}}}}});
   ASSERT_EQ(rules(both), (std::vector<std::string>{"block_requests_unended", "lost_events"}));
   EXPECT_EQ(both[1]["evidence"]["lost"], 3);
 }

@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -361,6 +362,28 @@ TEST_F(decoder_fixture, ProfileCountersAreSamplesAndTheSummaryCountsTheirCalls)
   EXPECT_EQ(samples[0]["id"], "POSIX /dir/data.bin");
   EXPECT_EQ(samples[1]["ts"], 8000);
   EXPECT_EQ(samples[1]["id"], samples[0]["id"]);
+}
+
+// A block counter's requests traced without their end (the `pages` field of a BLOCK counter) are
+// its sample's end_unseen, not pages; the counter's count and bytes include them.
+TEST_F(decoder_fixture, ABlockCountersRequestsWithoutTheirEndAreSaidInItsSample)
+{
+  dc_profile_key key{};
+  key.epoch = 3;
+  key.tgid = 10;
+  key.layer = DC_PROF_BLOCK;
+  key.op = DC_BLOCK_WRITE;
+  dec->decode_profile(key, {5, 2'000'000, 5 * 4096, 2}, 1'000'000);
+  const op_stats& s = summary.totals().ops.at("BLOCK").at("write");
+  EXPECT_EQ(s.count, 5u);
+  EXPECT_EQ(s.bytes, 5u * 4096);
+  ASSERT_TRUE(writer->finish({}));
+  auto lines = test::parse_trace_text(test::read_gzip_members(path).text).lines;
+  auto sample = std::find_if(lines.begin(), lines.end(), [](const auto& j) { return j["ph"] == "C"; });
+  ASSERT_NE(sample, lines.end());
+  EXPECT_EQ((*sample)["args"]["end_unseen"], 2);
+  EXPECT_FALSE((*sample)["args"].contains("pages"));
+  EXPECT_EQ((*sample)["args"]["count"], 5);
 }
 
 }  // namespace
