@@ -136,7 +136,9 @@ if mode.startswith("dc-"):
                 if e["name"] == dirn and f"{a['major']}:{a['minor']}" == majmin:
                     moved += a["bytes"]
         device = f", loop-device bytes / fio bytes {moved / io['io_bytes']:.4f}"
-    sys.stderr.write(f"{'ok' if ok else 'BAD'} fio {ios} calls {seen} lost {lost}{device}\n")
+    # Which kinds, when any: the one line a failed CI run keeps must say what was lost.
+    kinds = "".join(f" {k}={v}" for k, v in s["events"].items() if k.startswith("lost_") and v)
+    sys.stderr.write(f"{'ok' if ok else 'BAD'} fio {ios} calls {seen} lost {lost}{kinds}{device}\n")
 elif mode.startswith("darshan"):
     n = int(ops)
     ok = n == ios and (not segments or int(segments) == ios)
