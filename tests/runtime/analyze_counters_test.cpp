@@ -261,9 +261,14 @@ TEST_F(runtime_test, TheAnalyzeCommandReportsTheSameCountersAndAmplification)
   ASSERT_FALSE(f.is_null());
   for (const auto& [name, value] : expected_counters())
     EXPECT_EQ(f["counters"]["POSIX_" + name], value) << name;
-  const auto& bytes = run.summary["amplification"]["bytes"];
-  EXPECT_EQ(report["amplification"]["total"]["sys_write_bytes"], bytes["POSIX"]["write"]);
-  EXPECT_EQ(report["amplification"]["total"]["blk_write_bytes"], bytes["BLOCK"]["write"]);
+  // A layer that moved nothing has no entry (the fsyncs' block writes can all end unseen and be
+  // still held when tracing stops): 0, as analyze says, not a lookup of a missing key.
+  const nlohmann::json& bytes = run.summary["amplification"]["bytes"];
+  auto written = [&](const char* layer) {
+    return bytes.contains(layer) ? bytes[layer]["write"].get<uint64_t>() : 0;
+  };
+  EXPECT_EQ(report["amplification"]["total"]["sys_write_bytes"], written("POSIX"));
+  EXPECT_EQ(report["amplification"]["total"]["blk_write_bytes"], written("BLOCK"));
   EXPECT_EQ(report["amplification"]["total"]["W_AMP"], run.summary["amplification"]["write"]);
   EXPECT_EQ(report["page_cache"]["hits"], run.summary["page_cache"]["hits"]);
   EXPECT_TRUE(report["diagnostics"].is_array());
