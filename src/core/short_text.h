@@ -18,7 +18,7 @@ Word word_at(const char* p)
 }
 
 // Copies s to p; returns the end. Up to 16 bytes are copied as two overlapping words.
-inline char* copy_text(char* p, std::string_view s)
+[[gnu::always_inline]] inline char* copy_text(char* p, std::string_view s)
 {
   const char* d = s.data();
   size_t n = s.size();
@@ -43,7 +43,7 @@ inline char* copy_text(char* p, std::string_view s)
 
 // Whether a and b are the same text. Up to 16 bytes are compared as two overlapping words,
 // reading only within both strings.
-inline bool same_text(std::string_view a, std::string_view b)
+[[gnu::always_inline]] inline bool same_text(std::string_view a, std::string_view b)
 {
   size_t n = a.size();
   if (n != b.size())

@@ -43,8 +43,14 @@ uint64_t pages_touched(const trace_event& read)
 
 void page_cache_tally::add_read(const trace_event& read)
 {
-  if (read.fhash && read.dir == io_dir::read && read.category == category::posix)
-    by_file_[{read.instance(), read.fhash}].pages_read += pages_touched(read);
+  if (!read.fhash || read.dir != io_dir::read || read.category != category::posix)
+    return;
+  std::pair<process_key, uint64_t> key{read.instance(), read.fhash};
+  if (!last_ || last_key_ != key) {
+    last_ = &by_file_[key];
+    last_key_ = key;
+  }
+  last_->pages_read += pages_touched(read);
 }
 
 void page_cache_tally::add_kernel_counts(process_key process, uint64_t fhash, const page_cache_counts& kernel)
@@ -56,6 +62,7 @@ void page_cache_tally::add_kernel_counts(process_key process, uint64_t fhash, co
 
 void page_cache_tally::fold(process_key from, process_key into)
 {
+  last_ = nullptr;
   auto it = by_file_.lower_bound({from, 0});
   while (it != by_file_.end() && it->first.first == from) {
     add_to(by_file_[{into, it->first.second}], it->second);

@@ -223,8 +223,8 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
     p = put_int(put_raw(p, "{\"id\":"), id);
     p = put_json_string(put_raw(p, ",\"name\":"), ev.name);
     p = put_json_string(put_raw(p, ",\"cat\":"), ev.category);
-    p = put_int(put_raw(p, ",\"pid\":"), ev.pid);
-    p = put_int(put_raw(p, ",\"tid\":"), tid);
+    p = pid_text_.put(put_raw(p, ",\"pid\":"), ev.pid);
+    p = tid_text_.put(put_raw(p, ",\"tid\":"), tid);
     p = put_int(put_raw(p, ",\"ts\":"), ev.ts_us);
     p = put_int(put_raw(p, ",\"dur\":"), ev.dur_us);
     p = put_raw(p, span_args_);
@@ -247,7 +247,7 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
       p = put_json_string(p, ev.texts[i].second);
     }
     if (ev.fhash)
-      p = put_int(put_raw(p, ",\"fhash\":"), ev.fhash);
+      p = fhash_text_.put(put_raw(p, ",\"fhash\":"), ev.fhash);
     if (ev.fhash2)
       p = put_int(put_raw(p, ",\"fhash2\":"), ev.fhash2);
     return put_raw(p, "}}\n");

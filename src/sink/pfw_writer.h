@@ -16,6 +16,7 @@
 #include "core/event.h"
 #include "core/loss_counts.h"
 #include "core/host_clock.h"
+#include "core/json.h"
 #include "core/names.h"
 #include "core/result.h"
 #include "sink/gzip_members.h"
@@ -132,6 +133,7 @@ class pfw_writer {
     bool known = false;
     uint32_t version = 0;  // process_info::names_version when named
   };
+  kept_number pid_text_, tid_text_, fhash_text_;  // of the last span line
   std::unordered_set<uint64_t> written_hashes_;
   uint64_t last_hash_ = 0;  // in written_hashes_: most events name the file the one before named
   std::unordered_map<uint32_t, named_process> named_pids_;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <charconv>
+#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -41,6 +42,42 @@ TEST(JsonString, EveryByteValueRoundTripsThroughAParser)
   for (int c = 0; c < 128; ++c) all.push_back(static_cast<char>(c));
   std::string line = "{\"k\":" + as_json(all) + "}";
   EXPECT_EQ(nlohmann::json::parse(line)["k"].get<std::string>(), all);
+}
+
+// The escapes one byte at a time, as RFC 8259 and the writer want them: what the word-at-a-time
+// check of put_json_string must agree with. Bytes >= 0x80 are left to the UTF-8 tests above.
+std::string escaped_byte_by_byte(std::string_view s)
+{
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\')
+      out += {'\\', static_cast<char>(c)};
+    else if (c >= 0x20)
+      out += static_cast<char>(c);
+    else if (c == '\n' || c == '\t' || c == '\r' || c == '\b' || c == '\f')
+      out += {'\\', c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : c == '\b' ? 'b' : 'f'};
+    else {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "\\u%04x", c);
+      out += hex;
+    }
+  }
+  return out + "\"";
+}
+
+// Every ASCII byte at every place of every length up to three words: a byte that needs an
+// escape is seen wherever it sits (first word, a middle one, the overlapping last one, the two
+// halves of a short text).
+TEST(JsonString, AByteThatNeedsAnEscapeIsSeenAtEveryPlace)
+{
+  for (size_t n = 1; n <= 24; ++n)
+    for (size_t at = 0; at < n; ++at)
+      for (int c = 0; c < 128; ++c) {
+        std::string s(n, 'a');
+        s[at] = static_cast<char>(c);
+        ASSERT_EQ(as_json(s), escaped_byte_by_byte(s)) << "length " << n << ", byte " << c << " at " << at;
+      }
+  EXPECT_EQ(as_json(""), "\"\"");
 }
 
 TEST(JsonFields, AppendsNumbersExactly)
@@ -95,6 +132,20 @@ TEST(JsonFields, PutIntWritesWhatToCharsWrites)
 
 // Every length, short ones (copied inline, in overlapping words) and long ones alike, and
 // nothing written past the end.
+// A kept number writes the value it is given, whether it is the one kept or another.
+TEST(JsonFields, AKeptNumberWritesEachValueItIsGiven)
+{
+  kept_number kept;
+  for (uint64_t v :
+       {uint64_t{0}, uint64_t{0}, uint64_t{7}, uint64_t{1894684099120697}, uint64_t{1894684099120697},
+        uint64_t{12}, std::numeric_limits<uint64_t>::max(), uint64_t{0}}) {
+    char buf[32], want[32];
+    std::string_view got(buf, static_cast<size_t>(kept.put(buf, v) - buf));
+    auto [end, ec] = std::to_chars(want, want + sizeof(want), v);
+    EXPECT_EQ(got, std::string_view(want, static_cast<size_t>(end - want)));
+  }
+}
+
 TEST(JsonFields, PutRawCopiesEveryLengthExactly)
 {
   std::string src;

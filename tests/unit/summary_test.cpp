@@ -264,5 +264,23 @@ TEST(PageCache, HitsArePagesReadMinusMissesPerProcessAndFile)
   EXPECT_EQ(t.files_json(names).size(), 2u);
 }
 
+// The tally keeps the entry of the last read: reads of files in turn, and a process folded away
+// (its entries erased) and then seen again, each land where they belong.
+TEST(PageCache, ReadsOfFilesInTurnAndAfterAFoldAreEachCountedWhereTheyBelong)
+{
+  page_cache_tally t;
+  for (int i = 0; i < 3; ++i) {
+    t.add_read(read_of(1, 8, 8192));
+    t.add_read(read_of(1, 7, 4096));
+  }
+  t.fold(1, 2);  // erases the entry of the last read, (1, 7)
+  t.add_read(read_of(1, 7, 4096));
+  const auto& by_file = t.by_file();
+  ASSERT_EQ(by_file.size(), 3u);
+  EXPECT_EQ(by_file.at({2, 7}).pages_read, 3u);
+  EXPECT_EQ(by_file.at({2, 8}).pages_read, 6u);
+  EXPECT_EQ(by_file.at({1, 7}).pages_read, 1u);
+}
+
 }  // namespace
 }  // namespace dc
