@@ -3,6 +3,7 @@
 #include "core/clock.h"
 #include "core/hash.h"
 #include "core/json.h"
+#include "core/short_text.h"
 
 #include <utility>
 
@@ -187,6 +188,25 @@ void pfw_writer::flush_held(const trace_names& names)
   for (const trace_event& held : order_.drain_all()) write_now(held, names);
 }
 
+std::string_view pfw_writer::name_and_category(const trace_event& ev)
+{
+  for (size_t i : {last_kind_, 1 - last_kind_})
+    if (same_text(kinds_[i].name, ev.name) && same_text(kinds_[i].category, ev.category) &&
+        !kinds_[i].text.empty()) {
+      last_kind_ = i;
+      return kinds_[i].text;
+    }
+  last_kind_ = 1 - last_kind_;
+  kind_text& k = kinds_[last_kind_];
+  k.name = ev.name;
+  k.category = ev.category;
+  k.text = ",\"name\":";
+  append_json_string(k.text, ev.name);
+  k.text += ",\"cat\":";
+  append_json_string(k.text, ev.category);
+  return k.text;
+}
+
 void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
 {
   // A member ends before its text outgrows member_bytes: maybe_flush() alone, once per batch of
@@ -212,6 +232,7 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
     most += ev.texts[i].first.size() + 4 + json_string_bound(ev.texts[i].second);
   // Kernel ids are >= 2^30 (tid << 30), so they never meet the writer's own small ids.
   uint64_t id = ev.level ? ev.id : next_id_++;
+  std::string_view kind = name_and_category(ev);
   append_line(out_.buffer(), most, [&](char* p) {
     auto key = [&](std::string_view k) {  // ,"k":
       *p++ = ',';
@@ -221,8 +242,7 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
       *p++ = ':';
     };
     p = put_int(put_raw(p, "{\"id\":"), id);
-    p = put_json_string(put_raw(p, ",\"name\":"), ev.name);
-    p = put_json_string(put_raw(p, ",\"cat\":"), ev.category);
+    p = put_raw(p, kind);
     p = pid_text_.put(put_raw(p, ",\"pid\":"), ev.pid);
     p = tid_text_.put(put_raw(p, ",\"tid\":"), tid);
     p = put_int(put_raw(p, ",\"ts\":"), ev.ts_us);

@@ -5,6 +5,7 @@
 // file".
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -134,6 +135,15 @@ class pfw_writer {
     uint32_t version = 0;  // process_info::names_version when named
   };
   kept_number pid_text_, tid_text_, fhash_text_;  // of the last span line
+  // The `,"name":"...","cat":"..."` text of the last two (name, layer)s of span lines: most lines
+  // repeat one of them (a call, and the one before), and escaping both again was a sixth of a
+  // line's instructions.
+  struct kind_text {
+    std::string name, category, text;
+  };
+  std::array<kind_text, 2> kinds_;
+  size_t last_kind_ = 0;
+  std::string_view name_and_category(const trace_event& ev);
   std::unordered_set<uint64_t> written_hashes_;
   uint64_t last_hash_ = 0;  // in written_hashes_: most events name the file the one before named
   std::unordered_map<uint32_t, named_process> named_pids_;

@@ -80,7 +80,8 @@ nlohmann::json amplification_json(const io_totals& t)
 summary_builder::recent_op& summary_builder::recent(const trace_event& ev)
 {
   constexpr size_t most_recent = 16;
-  auto is_ev = [&ev](const recent_op& r) {
+  auto is_ev = [&ev](const recent_op& r) __attribute__((always_inline))
+  {
     return r.key == ev.instance() && same_text(r.name, ev.name) && same_text(r.category, ev.category);
   };
   auto found = [this](size_t i) -> recent_op& {
