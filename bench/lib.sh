@@ -66,7 +66,7 @@ quick_defaults() {
 
 # parse_bench_args HELP_LINES COUNT_NAME ARGS...: the options every benchmark takes. Sets
 # write_doc (--write-doc), quick (--quick: a CI-sized run, for scripts that have one) and
-# rounds (--rounds R, keeping the caller's default), prints the
+# rounds (--rounds R, keeping the caller's default; a script with no rounds leaves it unset), prints the
 # script's header lines 2..HELP_LINES for -h, and puts the one positional argument into the
 # variable named COUNT_NAME (none allowed when COUNT_NAME is empty).
 parse_bench_args() {
@@ -87,7 +87,8 @@ parse_bench_args() {
     esac
     shift
   done
-  [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "--rounds must be a positive integer"
+  # A script without rounds (one measurement) leaves `rounds` unset.
+  [[ -z "${rounds+set}" || "$rounds" =~ ^[1-9][0-9]*$ ]] || die "--rounds must be a positive integer"
   if [[ -n "$count_name" && ! "${!count_name}" =~ ^[1-9][0-9]*$ ]]; then
     die "${count_name^^} must be a positive integer, got '${!count_name}'"
   fi

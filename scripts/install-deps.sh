@@ -32,6 +32,8 @@ packages=(
   python3-yaml python3-ply python3-setuptools
   # runtime ground truth and peers used by tests and benchmarks
   strace bpftrace util-linux procps coreutils gzip e2fsprogs xfsprogs postgresql fio
+  # the collector's instruction counts per stage (bench/run_collector_instructions.sh: callgrind)
+  valgrind
   # a trace on a filesystem without owners or modes: vfat through FUSE (this kernel has no vfat)
   dosfstools fusefat
   # script(1): the analyze progress bar test gives analyze a terminal
