@@ -132,6 +132,30 @@ class kept_number {
   char text_[json_int_bound];
 };
 
+// A number whose digits above its last eight repeat from line to line (a trace's timestamps
+// and kernel ids change there once in 100 s or 10^8 ids): those are kept as text, and only the
+// last eight are formatted.
+class kept_high_digits {
+ public:
+  char* put(char* p, uint64_t v)
+  {
+    constexpr uint64_t e8 = 100000000;
+    if (v < e8)
+      return detail::put_up_to_8_digits(p, static_cast<uint32_t>(v));
+    uint64_t high = v / e8;
+    if (high != high_ || size_ == 0) {
+      high_ = high;
+      size_ = static_cast<uint8_t>(detail::put_unsigned(text_, high) - text_);
+    }
+    return detail::put_8_digits(copy_text(p, {text_, size_}), static_cast<uint32_t>(v - high * e8));
+  }
+
+ private:
+  uint64_t high_ = 0;
+  uint8_t size_ = 0;
+  char text_[json_int_bound];
+};
+
 // Appends what fill(char* at) writes at the end of out, in at most `most` bytes; fill returns
 // where it stopped. Nothing is zeroed or checked per byte; out grows only when its capacity is
 // short.

@@ -74,6 +74,8 @@ void pfw_writer::write_file_hash(uint64_t hash, const trace_names& names, uint32
 
 void pfw_writer::forget_process(uint32_t pid, process_key process, std::span<const uint32_t> tids)
 {
+  last_pid_ = {0, nullptr};
+  last_tid_ = {0, nullptr};
   if (auto it = named_pids_.find(pid); it != named_pids_.end() && it->second.process == process)
     named_pids_.erase(it);
   for (uint32_t tid : tids) {
@@ -93,10 +95,16 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
   // Named again when it changed: a process seen before its exec is renamed by it. Versions are
   // compared, not command lines: hashing one per event cost 3 %, and keeping a copy of each
   // grew the writer with every process of a long run.
-  auto [named, added] = named_pids_.try_emplace(ev.pid);
-  if (added || named->second.process != ev.instance() || named->second.known != known ||
-      (known && named->second.version != proc->second.names_version)) {
-    named->second = {ev.instance(), known, known ? proc->second.names_version : 0};
+  bool added = false;
+  if (!last_pid_.second || last_pid_.first != ev.pid) {
+    auto [entry, fresh] = named_pids_.try_emplace(ev.pid);
+    last_pid_ = {ev.pid, &entry->second};
+    added = fresh;
+  }
+  named_process& named = *last_pid_.second;
+  if (added || named.process != ev.instance() || named.known != known ||
+      (known && named.version != proc->second.names_version)) {
+    named = {ev.instance(), known, known ? proc->second.names_version : 0};
     uint64_t cmd_hash = known ? string_hash(proc->second.command) : 0;
     // The command line goes in an SH (string hash) line; process_name refers to it.
     if (known) {
@@ -127,10 +135,16 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
     comm = t != proc->second.threads.end() ? std::string_view(t->second.comm)
                                            : std::string_view(proc->second.comm);
   }
-  auto [at, added_tid] = named_tids_.try_emplace(ev.tid);
-  at->second.process = ev.instance();
-  if (added_tid || at->second.name != comm) {
-    at->second.name = comm;
+  bool added_tid = false;
+  if (!last_tid_.second || last_tid_.first != ev.tid) {
+    auto [entry, fresh] = named_tids_.try_emplace(ev.tid);
+    last_tid_ = {ev.tid, &entry->second};
+    added_tid = fresh;
+  }
+  named_thread& thread = *last_tid_.second;
+  thread.process = ev.instance();
+  if (added_tid || thread.name != comm) {
+    thread.name = comm;
     begin_metadata("thread_name", ev.pid, ev.tid, ev.ts_us);
     append_string_field(b, "name", comm);
     b.append("}}\n");
@@ -241,11 +255,11 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
       *p++ = '"';
       *p++ = ':';
     };
-    p = put_int(put_raw(p, "{\"id\":"), id);
+    p = id_text_.put(put_raw(p, "{\"id\":"), id);
     p = put_raw(p, kind);
     p = pid_text_.put(put_raw(p, ",\"pid\":"), ev.pid);
     p = tid_text_.put(put_raw(p, ",\"tid\":"), tid);
-    p = put_int(put_raw(p, ",\"ts\":"), ev.ts_us);
+    p = ts_text_.put(put_raw(p, ",\"ts\":"), ev.ts_us);
     p = put_int(put_raw(p, ",\"dur\":"), ev.dur_us);
     p = put_raw(p, span_args_);
     if (tid != ev.tid) {

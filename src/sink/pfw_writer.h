@@ -135,6 +135,7 @@ class pfw_writer {
     uint32_t version = 0;  // process_info::names_version when named
   };
   kept_number pid_text_, tid_text_, fhash_text_;  // of the last span line
+  kept_high_digits id_text_, ts_text_;
   // The `,"name":"...","cat":"..."` text of the last two (name, layer)s of span lines: most lines
   // repeat one of them (a call, and the one before), and escaping both again was a sixth of a
   // line's instructions.
@@ -152,6 +153,10 @@ class pfw_writer {
     std::string name;
   };
   std::unordered_map<uint32_t, named_thread> named_tids_;
+  // The entries of the last event's pid and tid (most events are the one before's thread): a
+  // hash lookup each per event otherwise. Their nodes stay put until forget_process erases them.
+  std::pair<uint32_t, named_process*> last_pid_{0, nullptr};
+  std::pair<uint32_t, named_thread*> last_tid_{0, nullptr};
   std::string span_args_;  // ,"ph":"X","args":{"hhash":H: the same on every span
   lane_table lanes_;
   thread_order order_;

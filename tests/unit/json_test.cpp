@@ -146,6 +146,22 @@ TEST(JsonFields, AKeptNumberWritesEachValueItIsGiven)
   }
 }
 
+// Kept high digits write every value exactly: below eight digits, at the 10^8 edges, a high
+// part that changes and one that repeats, and the largest value.
+TEST(JsonFields, KeptHighDigitsWriteEachValueItIsGiven)
+{
+  kept_high_digits kept;
+  for (uint64_t v :
+       {uint64_t{0}, uint64_t{99999999}, uint64_t{100000000}, uint64_t{100000001}, uint64_t{1796113810458788},
+        uint64_t{1796113810458802}, uint64_t{1796113900000000}, uint64_t{5}, uint64_t{12319039946762},
+        std::numeric_limits<uint64_t>::max(), uint64_t{200000000}}) {
+    char buf[32], want[32];
+    std::string_view got(buf, static_cast<size_t>(kept.put(buf, v) - buf));
+    auto [end, ec] = std::to_chars(want, want + sizeof(want), v);
+    EXPECT_EQ(got, std::string_view(want, static_cast<size_t>(end - want)));
+  }
+}
+
 TEST(JsonFields, PutRawCopiesEveryLengthExactly)
 {
   std::string src;

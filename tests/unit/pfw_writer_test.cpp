@@ -5,6 +5,7 @@
 #include <csignal>
 #include <filesystem>
 #include <set>
+#include <vector>
 
 #include "core/hash.h"
 #include "sink/pfw_writer.h"
@@ -90,6 +91,35 @@ TEST_F(writer_fixture, WritesDftracerLinesWithMetadataBeforeFirstUse)
   EXPECT_EQ(fh, 1);
   EXPECT_EQ(events, 2);
   EXPECT_EQ(t.lines.front()["name"], "HH");
+}
+
+// The writer keeps its last pid's and tid's entries: a thread renamed between two of its events,
+// and a pid forgotten and then another process's, are each named again.
+TEST_F(writer_fixture, ARenamedThreadAndAReusedPidAreNamedAgain)
+{
+  processes[100] = {100, 1, "app", "app", -1, {{100, {"app"}}}};
+  {
+    auto out = gzip_member_writer::create(path);
+    ASSERT_TRUE(out);
+    pfw_writer w(std::move(*out), "node1", 100);
+    w.write_event(pread_event(100, 0), {names, processes});
+    processes[100].threads[100].comm = "renamed";
+    w.write_event(pread_event(100, 0), {names, processes});
+    uint32_t tids[] = {100};
+    w.forget_process(100, 100, tids);
+    processes[100] = {100, 1, "other --x", "other", -1, {{100, {"other"}}}};
+    w.write_event(pread_event(100, 0), {names, processes});
+    ASSERT_TRUE(w.finish({}));
+  }
+  std::vector<std::string> threads, procs;
+  for (const auto& j : test::parse_trace_text(test::read_gzip_members(path).text).lines) {
+    if (j["name"] == "thread_name")
+      threads.push_back(j["args"]["name"]);
+    if (j["name"] == "process_name")
+      procs.push_back(j["args"]["name"]);
+  }
+  EXPECT_EQ(threads, (std::vector<std::string>{"app", "renamed", "other"}));
+  EXPECT_EQ(procs, (std::vector<std::string>{"app", "other"}));
 }
 
 TEST_F(writer_fixture, ClosesAMemberWhenOldEnough)
