@@ -44,7 +44,7 @@ endforeach()
 
 add_executable(runtime_tests
   runtime/pipeline_test.cpp runtime/workload_test.cpp runtime/trace_file_test.cpp runtime/cli_test.cpp
-  runtime/block_test.cpp runtime/block_end_test.cpp runtime/block_merge_test.cpp runtime/pagecache_test.cpp runtime/net_test.cpp runtime/fault_test.cpp runtime/fs_test.cpp runtime/uprobe_test.cpp runtime/hdf5_mpi_test.cpp runtime/mpi_launch_test.cpp runtime/deploy_test.cpp runtime/deploy_fixture.cpp runtime/deploy_modes_test.cpp runtime/postgres_test.cpp runtime/profile_test.cpp runtime/loop_fs.cpp runtime/runtime_helpers.cpp runtime/strace_counts.cpp unit/trace_reader.cpp
+  runtime/block_test.cpp runtime/block_coverage.cpp runtime/block_end_test.cpp runtime/block_merge_test.cpp runtime/pagecache_test.cpp runtime/net_test.cpp runtime/fault_test.cpp runtime/fs_test.cpp runtime/uprobe_test.cpp runtime/hdf5_mpi_test.cpp runtime/mpi_launch_test.cpp runtime/deploy_test.cpp runtime/deploy_fixture.cpp runtime/deploy_modes_test.cpp runtime/postgres_test.cpp runtime/profile_test.cpp runtime/loop_fs.cpp runtime/runtime_helpers.cpp runtime/strace_counts.cpp unit/trace_reader.cpp
   runtime/analyze_csv_test.cpp runtime/bad_values_test.cpp runtime/live_view_test.cpp runtime/kept_object_test.cpp
   runtime/process_tree.cpp)
 target_include_directories(runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
