@@ -1,0 +1,145 @@
+// The trace's naming lines (sink/pfw_writer.h): the metadata lines that name what a span line
+// refers to, written before the first line that needs them (a process and its command, a
+// thread, a file, a lane), and the name and layer text of span lines. Kept per pid and tid so
+// that a renamed process or thread is named again.
+#include "sink/pfw_writer.h"
+
+#include "core/hash.h"
+#include "core/json.h"
+#include "core/short_text.h"
+
+namespace dc {
+
+void pfw_writer::write_file_hash(uint64_t hash, const trace_names& names, uint32_t pid, uint32_t tid,
+                                 uint64_t ts_us)
+{
+  if (hash == 0 || hash == last_hash_)
+    return;
+  last_hash_ = hash;
+  if (!written_hashes_.insert(hash).second)
+    return;
+  const std::string* path = names.names.find(hash);
+  begin_metadata("FH", pid, tid, ts_us);
+  std::string& b = out_.buffer();
+  append_string_field(b, "name", path ? *path : std::string_view("<unknown>"));
+  append_field(b, "value", hash);
+  b.append("}}\n");
+}
+
+void pfw_writer::forget_process(uint32_t pid, process_key process, std::span<const uint32_t> tids)
+{
+  last_pid_ = {0, nullptr};
+  last_tid_ = {0, nullptr};
+  if (auto it = named_pids_.find(pid); it != named_pids_.end() && it->second.process == process)
+    named_pids_.erase(it);
+  for (uint32_t tid : tids) {
+    if (auto it = named_tids_.find(tid); it != named_tids_.end() && it->second.process == process)
+      named_tids_.erase(it);
+    order_.forget(tid, process);
+  }
+  if (process_forgotten_)
+    process_forgotten_(pid, process);
+}
+
+void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names)
+{
+  std::string& b = out_.buffer();
+  auto proc = names.processes.find(ev.instance());
+  bool known = proc != names.processes.end();
+  // Named again when it changed: a process seen before its exec is renamed by it. Versions are
+  // compared, not command lines: hashing one per event cost 3 %, and keeping a copy of each
+  // grew the writer with every process of a long run.
+  bool added = false;
+  if (!last_pid_.second || last_pid_.first != ev.pid) {
+    auto [entry, fresh] = named_pids_.try_emplace(ev.pid);
+    last_pid_ = {ev.pid, &entry->second};
+    added = fresh;
+  }
+  named_process& named = *last_pid_.second;
+  if (added || named.process != ev.instance() || named.known != known ||
+      (known && named.version != proc->second.names_version)) {
+    named = {ev.instance(), known, known ? proc->second.names_version : 0};
+    uint64_t cmd_hash = known ? string_hash(proc->second.command) : 0;
+    // The command line goes in an SH (string hash) line; process_name refers to it.
+    if (known) {
+      begin_metadata("SH", ev.pid, ev.pid, ev.ts_us);
+      append_string_field(b, "name", proc->second.command);
+      append_field(b, "value", cmd_hash);
+      b.append("}}\n");
+    }
+    begin_metadata("process_name", ev.pid, ev.pid, ev.ts_us);
+    append_string_field(b, "name", known ? std::string_view(proc->second.comm) : std::string_view("?"));
+    if (known) {
+      append_field(b, "cmd_hash", cmd_hash);
+      append_field(b, "ppid", proc->second.parent);
+      if (proc->second.rank >= 0) {
+        append_field(b, "rank", proc->second.rank);
+        append_field(b, "size", proc->second.size);
+      }
+      if (std::string label = labeler_ ? labeler_(proc->second) : std::string(); !label.empty())
+        append_string_field(b, "system", label);
+    }
+    b.append("}}\n");
+    if (known && process_named_)
+      process_named_(ev.instance(), proc->second, ev.ts_us);
+  }
+  std::string_view comm = "?";
+  if (known) {
+    auto t = proc->second.threads.find(ev.tid);
+    comm = t != proc->second.threads.end() ? std::string_view(t->second.comm)
+                                           : std::string_view(proc->second.comm);
+  }
+  bool added_tid = false;
+  if (!last_tid_.second || last_tid_.first != ev.tid) {
+    auto [entry, fresh] = named_tids_.try_emplace(ev.tid);
+    last_tid_ = {ev.tid, &entry->second};
+    added_tid = fresh;
+  }
+  named_thread& thread = *last_tid_.second;
+  thread.process = ev.instance();
+  if (added_tid || thread.name != comm) {
+    thread.name = comm;
+    begin_metadata("thread_name", ev.pid, ev.tid, ev.ts_us);
+    append_string_field(b, "name", comm);
+    b.append("}}\n");
+  }
+  write_file_hash(ev.fhash, names, ev.pid, ev.tid, ev.ts_us);
+  write_file_hash(ev.fhash2, names, ev.pid, ev.tid, ev.ts_us);
+}
+
+uint32_t pfw_writer::track_of(const trace_event& ev)
+{
+  if (ev.lane == lane_kind::none)
+    return ev.tid;
+  lane_table::placement p = lanes_.place(ev.pid, ev.lane, ev.lane_dev, ev.ts_us, ev.ts_us + ev.dur_us);
+  if (p.fresh) {
+    begin_metadata("thread_name", ev.pid, p.tid, ev.ts_us);
+    std::string& b = out_.buffer();
+    append_string_field(b, "name", lane_table::lane_name(ev.lane, ev.lane_dev, p.index));
+    // Marks the line as a lane's, not a thread's (readers that count threads skip it).
+    append_string_field(b, "lane", lane_table::group_name(ev.lane, ev.lane_dev));
+    b.append("}}\n");
+  }
+  return p.tid;
+}
+
+std::string_view pfw_writer::name_and_category(const trace_event& ev)
+{
+  for (size_t i : {last_kind_, 1 - last_kind_})
+    if (same_text(kinds_[i].name, ev.name) && same_text(kinds_[i].category, ev.category) &&
+        !kinds_[i].text.empty()) {
+      last_kind_ = i;
+      return kinds_[i].text;
+    }
+  last_kind_ = 1 - last_kind_;
+  kind_text& k = kinds_[last_kind_];
+  k.name = ev.name;
+  k.category = ev.category;
+  k.text = ",\"name\":";
+  append_json_string(k.text, ev.name);
+  k.text += ",\"cat\":";
+  append_json_string(k.text, ev.category);
+  return k.text;
+}
+
+}  // namespace dc
