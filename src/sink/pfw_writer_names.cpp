@@ -10,6 +10,23 @@
 
 namespace dc {
 
+namespace {
+
+// The entry of `key` in `map`, through `last` (the entry found the call before, which the map's
+// nodes keep valid until an erase), and whether it was made now.
+template <class Map>
+std::pair<typename Map::mapped_type*, bool> entry_through(
+    Map& map, std::pair<uint32_t, typename Map::mapped_type*>& last, uint32_t key)
+{
+  if (last.second && last.first == key)
+    return {last.second, false};
+  auto [entry, made] = map.try_emplace(key);
+  last = {key, &entry->second};
+  return {last.second, made};
+}
+
+}  // namespace
+
 void pfw_writer::write_file_hash(uint64_t hash, const trace_names& names, uint32_t pid, uint32_t tid,
                                  uint64_t ts_us)
 {
@@ -49,13 +66,8 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
   // Named again when it changed: a process seen before its exec is renamed by it. Versions are
   // compared, not command lines: hashing one per event cost 3 %, and keeping a copy of each
   // grew the writer with every process of a long run.
-  bool added = false;
-  if (!last_pid_.second || last_pid_.first != ev.pid) {
-    auto [entry, fresh] = named_pids_.try_emplace(ev.pid);
-    last_pid_ = {ev.pid, &entry->second};
-    added = fresh;
-  }
-  named_process& named = *last_pid_.second;
+  auto [named_at, added] = entry_through(named_pids_, last_pid_, ev.pid);
+  named_process& named = *named_at;
   if (added || named.process != ev.instance() || named.known != known ||
       (known && named.version != proc->second.names_version)) {
     named = {ev.instance(), known, known ? proc->second.names_version : 0};
@@ -89,13 +101,8 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
     comm = t != proc->second.threads.end() ? std::string_view(t->second.comm)
                                            : std::string_view(proc->second.comm);
   }
-  bool added_tid = false;
-  if (!last_tid_.second || last_tid_.first != ev.tid) {
-    auto [entry, fresh] = named_tids_.try_emplace(ev.tid);
-    last_tid_ = {ev.tid, &entry->second};
-    added_tid = fresh;
-  }
-  named_thread& thread = *last_tid_.second;
+  auto [thread_at, added_tid] = entry_through(named_tids_, last_tid_, ev.tid);
+  named_thread& thread = *thread_at;
   thread.process = ev.instance();
   if (added_tid || thread.name != comm) {
     thread.name = comm;
