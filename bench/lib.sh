@@ -154,3 +154,25 @@ machine_line() {
   clock="$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
   echo "$(nproc) CPUs, ${cpu:-unknown CPU}, kernel $(uname -r), clocksource $clock"
 }
+
+# collector_bench_path: sets `replay` to build/bin/collector_bench beside the tool, or dies.
+collector_bench_path() {
+  replay="$(dirname "$dc")/collector_bench"
+  [[ -x "$replay" ]] || die "$replay not built (bash scripts/build.sh)"
+}
+
+# record_storm RING OPS [RUN_OPTION...]: records the ring of a pread storm of OPS calls traced
+# with the options into RING (DATACRUMBS_RECORD_RING), for collector_bench to replay; builds the
+# storm and its 64 MiB file in $tmp the first time. Dies when the run fails or loses events.
+record_storm() {
+  local ring="$1" n="$2"
+  shift 2
+  [[ -x "$tmp/pread_storm" ]] || cc -O2 -Wall -Wextra -o "$tmp/pread_storm" "$repo/bench/pread_storm.c"
+  [[ -f "$tmp/data" ]] || head -c 64M /dev/zero >"$tmp/data"
+  DATACRUMBS_RECORD_RING="$ring" "$dc" run "$@" -o "$tmp/rec.pfw.gz" --summary "$tmp/s.json" -- \
+    "$tmp/pread_storm" "$tmp/data" "$n" >/dev/null 2>"$tmp/rec.err" ||
+    die "recording run ($*) failed: $(tail -n1 "$tmp/rec.err")"
+  local lost
+  lost="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"]["lost"])' "$tmp/s.json")"
+  [[ "$lost" == 0 ]] || die "the recording run ($*) lost $lost events"
+}

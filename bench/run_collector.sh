@@ -17,17 +17,11 @@ rounds=3
 quick_defaults "ops=20000 rounds=1" "$@"
 parse_bench_args 9 ops "$@"
 require_tool_and_root
-replay="$(dirname "$dc")/collector_bench"
-[[ -x "$replay" ]] || die "$replay not built (bash scripts/build.sh)"
+collector_bench_path
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-cc -O2 -Wall -Wextra -o "$tmp/pread_storm" "$repo/bench/pread_storm.c"
-head -c 64M /dev/zero >"$tmp/data"
-DATACRUMBS_RECORD_RING="$tmp/ring" "$dc" run -o "$tmp/rec.pfw.gz" --summary "$tmp/s.json" -- \
-  "$tmp/pread_storm" "$tmp/data" "$ops" >/dev/null 2>"$tmp/rec.err" || die "recording run failed: $(tail -n1 "$tmp/rec.err")"
-lost="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"]["lost"])' "$tmp/s.json")"
-[[ "$lost" == 0 ]] || die "the recording run lost $lost events"
+record_storm "$tmp/ring" "$ops"
 
 # level, workers, line index (built by the writer, or none)
 configs=("1 0 yes" "1 1 yes" "1 2 yes" "1 1 no" "0 1 yes" "2 1 yes" "3 1 yes")

@@ -21,25 +21,18 @@ ops=50000
 quick_defaults "ops=5000" "$@"
 parse_bench_args 14 ops "$@"
 require_tool_and_root
-replay="$(dirname "$dc")/collector_bench"
-[[ -x "$replay" ]] || die "$replay not built (bash scripts/build.sh)"
+collector_bench_path
 command -v valgrind >/dev/null || die "valgrind is not installed (bash scripts/install-deps.sh)"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-cc -O2 -Wall -Wextra -o "$tmp/pread_storm" "$repo/bench/pread_storm.c"
-head -c 64M /dev/zero >"$tmp/data"
 
 # count LAYERS LAYER_OPTION...: records a storm traced with the options, replays it under
 # callgrind and prints one table row.
 count() {
   local name="$1"
   shift
-  DATACRUMBS_RECORD_RING="$tmp/ring.$name" "$dc" run "$@" --keep-loaded 0 -o "$tmp/rec.pfw.gz" \
-    --summary "$tmp/s.json" -- "$tmp/pread_storm" "$tmp/data" "$ops" >/dev/null 2>"$tmp/rec.err" ||
-    die "recording run ($name) failed: $(tail -n1 "$tmp/rec.err")"
-  python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["events"]; sys.exit(e["lost"] != 0)' "$tmp/s.json" ||
-    die "the recording run ($name) lost events"
+  record_storm "$tmp/ring.$name" "$ops" "$@" --keep-loaded 0
   valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$name" --toggle-collect='dc::decode_batch*' \
     "$replay" "$tmp/ring.$name" "$tmp/out.pfw.gz" --level 1 --threads 0 --no-index --clock-offset 0 \
     >"$tmp/line.$name" 2>"$tmp/vg.$name" || die "the replay ($name) failed: $(tail -n1 "$tmp/vg.$name")"
