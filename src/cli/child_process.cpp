@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,9 +60,11 @@ result<std::string> resolve_command(const std::string& name)
 
 result<paused_child> spawn_paused(const std::string& executable, const std::vector<std::string>& argv)
 {
+  // `go` is a socket pair: release() sends on it with MSG_NOSIGNAL, and a child already gone
+  // (killed by a forwarded signal) makes that an error, not a SIGPIPE that ends this process.
   int go[2], err[2];
-  if (pipe2(go, O_CLOEXEC) != 0)
-    return fail(std::string("pipe: ") + std::strerror(errno));
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) != 0)
+    return fail(std::string("socketpair: ") + std::strerror(errno));
   if (pipe2(err, O_CLOEXEC) != 0) {
     close(go[0]);
     close(go[1]);
@@ -79,8 +82,11 @@ result<paused_child> spawn_paused(const std::string& executable, const std::vect
     close(go[1]);
     close(err[0]);
     char c;
-    while (read(go[0], &c, 1) < 0 && errno == EINTR) {
+    ssize_t got;
+    while ((got = read(go[0], &c, 1)) < 0 && errno == EINTR) {
     }
+    if (got != 1)
+      _exit(125);  // never released: the tool died while it loaded its probes
     execv(executable.c_str(), args.data());
     int e = errno;
     (void)!write(err[1], &e, sizeof(e));
@@ -93,6 +99,9 @@ result<paused_child> spawn_paused(const std::string& executable, const std::vect
 
 result<> release(paused_child& child, const std::string& name)
 {
+  const char go = 1;
+  while (send(child.go_fd, &go, 1, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+  }
   close(child.go_fd);
   child.go_fd = -1;
   int e = 0;

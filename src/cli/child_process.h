@@ -17,7 +17,8 @@ result<std::string> resolve_command(const std::string& name);
 
 struct paused_child {
   pid_t pid = -1;
-  int go_fd = -1;     // write end: closing it lets the child exec
+  int go_fd = -1;     // write end: a byte written lets the child exec; EOF alone (this process
+                      // gone before release) makes it exit without running the command
   int error_fd = -1;  // read end: carries errno if exec fails, EOF if it succeeded
 };
 

@@ -162,20 +162,8 @@ result<int> run_traced(const run_options& options)
     std::error_code no_exe;
     session_settings.keeper_exe = std::filesystem::read_symlink("/proc/self/exe", no_exe).string();
   }
-  auto probes = session::open(session_settings);
-  if (trace_file && !*trace_file)
-    return std::unexpected(trace_file->error());
-  std::optional<unlink_unless_kept> trace_guard;
-  if (trace_file)
-    trace_guard.emplace(trace_path, (*trace_file)->identity());
-  if (!probes)
-    return std::unexpected(probes.error());
-  for (const auto& note : (*probes)->notes()) std::fprintf(stderr, "datacrumbs: %s\n", note.c_str());
-  for (const auto& r : (*probes)->reports()) {
-    if (!r.live)
-      std::fprintf(stderr, "datacrumbs: layer %s is not live: %s\n", r.name.c_str(), r.why.c_str());
-  }
-
+  // The command waits, paused before its exec, from here: forked while this process is small
+  // (before the object and its ring are mapped), and holding none of the links made below.
   auto child = spawn_paused(*executable, options.command);
   if (!child)
     return std::unexpected(child.error());
@@ -185,6 +173,20 @@ result<int> run_traced(const run_options& options)
     wait_for_exit(child->pid);
     return std::unexpected(e);
   };
+  auto probes = session::open(session_settings);
+  if (trace_file && !*trace_file)
+    return abandon(trace_file->error());
+  std::optional<unlink_unless_kept> trace_guard;
+  if (trace_file)
+    trace_guard.emplace(trace_path, (*trace_file)->identity());
+  if (!probes)
+    return abandon(probes.error());
+  for (const auto& note : (*probes)->notes()) std::fprintf(stderr, "datacrumbs: %s\n", note.c_str());
+  for (const auto& r : (*probes)->reports()) {
+    if (!r.live)
+      std::fprintf(stderr, "datacrumbs: layer %s is not live: %s\n", r.name.c_str(), r.why.c_str());
+  }
+
   snapshot_plan snapshots{true, options.snapshot_dirs, static_cast<uint32_t>(child->pid), options.command,
                           *executable};
   // Its user-space probes are in place before its exec: they cover every binary it maps. They

@@ -143,6 +143,37 @@ TEST_F(runtime_test, SigkilledTracerNeverLeavesAHeldProcessStopped)
   EXPECT_GT(fig.killed_while_held, n / 2) << "too few kills landed while a process was held";
 }
 
+// The command is forked, paused before its exec, before the tool loads its object (~100 ms):
+// killed then, the tool takes the command with it, which never runs untraced.
+TEST_F(runtime_test, TheCommandOfATracerSigkilledWhileItLoadsNeverRuns)
+{
+  std::string trace = dir / "trace.pfw.gz", ran = dir / "ran";
+  pid_t tool = fork();
+  if (tool == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    dup2(null, 2);
+    // No kept object: the load is the tool's own, long enough to be killed in.
+    execl(DATACRUMBS_BIN, DATACRUMBS_BIN, "run", "--keep-loaded", "0", "-o", trace.c_str(), "--", "touch",
+          ran.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // The command before its exec: a copy of the tool, with the tool's arguments.
+  std::vector<pid_t> command;
+  for (int i = 0; i < 5000 && command.empty(); ++i) {
+    command = processes_with_argument(ran);
+    std::erase(command, tool);
+    if (command.empty())
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  ASSERT_EQ(kill(tool, SIGKILL), 0);
+  waitpid(tool, nullptr, 0);
+  ASSERT_EQ(command.size(), 1u) << "the tool forked no command within a second";
+  for (int i = 0; i < 100 && process_state(command[0]) != 0 && process_state(command[0]) != 'Z'; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(process_state(command[0]) == 0 || process_state(command[0]) == 'Z') << "the command lingers";
+  EXPECT_FALSE(std::filesystem::exists(ran)) << "the command ran after its tool was killed";
+}
+
 // The daemon: registering processes (held by the beacon) and their forks.
 TEST_F(deploy_test, SigkilledDaemonNeverLeavesAHeldProcessStopped)
 {
