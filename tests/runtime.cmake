@@ -161,9 +161,9 @@ if(DATACRUMBS_FLUX_TESTS)
 endif()
 
 # The BPF object loaded (never attached) as for larger machines: the verifier's work must not grow
-# with the possible CPUs.
+# with the possible CPUs. With them, the uprobe warm-up (do-nothing uprobes on the test itself).
 add_executable(kernel_object_tests runtime/kernel_object_test.cpp runtime/core_btf_test.cpp runtime/object_reset_test.cpp
-  runtime/refusal_memory_test.cpp)
+  runtime/refusal_memory_test.cpp runtime/uprobe_warmup_test.cpp)
 target_include_directories(kernel_object_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(kernel_object_tests PRIVATE datacrumbs_probe datacrumbs_skeletons GTest::gtest_main)
 gtest_discover_tests(kernel_object_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)

@@ -79,6 +79,10 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
       start_plan = [&] { planned = plan_beside(*options.config, plan_notes); };
   }
   s->uprobe_entries_ = entries;
+  // The first attach follows the load: its grace period is paid beside it (uprobe_warmup.h).
+  if (options.attach_soon && options.keep_seconds > 0 && !options.keeper_exe.empty() &&
+      (!s->uprobe_targets_.empty() || !entries.empty() || start_plan))
+    s->warmup_ = std::make_unique<uprobe_warmup>();
   std::vector<std::string> wanted = options.layers;
   if (wanted.empty() && options.config)
     wanted = kernel_layers_in(*options.config);
@@ -257,6 +261,8 @@ result<> session::attach_process(uint32_t pid)
   if (!kept_key_.empty())
     user_probes_->keep_links_to_the_end(pid);  // detach() hands them to the keeper
   auto attached = user_probes_->attach_before_exec(pid);
+  if (warmup_)
+    warmup_->stop();                // its links go to the keeper with the others (detach)
   for (layer_report& r : reports_)  // the first process's attach time is the layer's
     if (r.name == "uprobe" && !first_attached_)
       r.attach_us = static_cast<uint64_t>(

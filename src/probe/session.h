@@ -13,6 +13,7 @@
 #include "probe/layers.h"
 #include "probe/process_holder.h"
 #include "probe/uprobe_layer.h"
+#include "probe/uprobe_warmup.h"
 #include "core/loss_counts.h"
 
 struct datacrumbs_bpf;
@@ -43,6 +44,9 @@ struct session_options {
   // `keeper_exe` started as `__keep-object`, for `keep_seconds`. 0: loaded and freed here.
   unsigned keep_seconds = 0;
   std::string keeper_exe = {};
+  // A process's user-space probes are attached right after open() (run mode's command): the
+  // kernel's uprobe registration is kept warm meanwhile (probe/uprobe_warmup.h) until then.
+  bool attach_soon = false;
 };
 
 // The maps of the object that user space reads and writes, and the settings they were made with.
@@ -120,7 +124,8 @@ class session {
   datacrumbs_bpf* skel_ = nullptr;
   user_probes* user_probes_ = nullptr;  // owned by layers_
   std::unique_ptr<process_holder> holder_;
-  bool holds_released_ = false;  // release_holds() ran: its pause is not paid again at the end
+  std::unique_ptr<uprobe_warmup> warmup_;  // until the first attach_process()
+  bool holds_released_ = false;            // release_holds() ran: its pause is not paid again at the end
   bool first_attached_ = false;
   std::vector<int> process_links_;
   program_fds program_fds_;

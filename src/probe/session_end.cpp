@@ -57,8 +57,11 @@ result<> session::detach()
   // With an object to keep, links that only wait to be closed go to its keeper, which closes
   // them after this run has ended: releasing a uprobe link waits for RCU grace periods (the
   // traced command's: 10-50 ms of the run's end, docs/performance.md).
-  if (!kept_key_.empty())
+  if (!kept_key_.empty()) {
     for (const auto& l : layers_) std::ranges::move(l->hand_over_links(), std::back_inserter(handed_links_));
+    if (warmup_)
+      std::ranges::move(warmup_->take_links(), std::back_inserter(handed_links_));
+  }
   // Hooks go in the reverse of the order they came (layers, and each layer's links), one after
   // another. Several layers share a tracepoint (sched_process_exit, writeback_dirty_folio,
   // mm_filemap_add_to_page_cache, iomap_dio_rw_begin), and the kernel waits for an RCU grace

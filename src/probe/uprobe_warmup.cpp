@@ -1,0 +1,147 @@
+#include "probe/uprobe_warmup.h"
+
+#include <bpf/bpf.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <system_error>
+#include <utility>
+
+#include "core/fd_closer.h"
+#include "core/link_closer.h"
+#include "probe/uprobe_links.h"
+
+namespace dc {
+
+namespace {
+
+constexpr const char* self_exe = "/proc/self/exe";
+// Short against a grace period (5-30 ms here), so the lock never goes quiet for one.
+constexpr auto period = std::chrono::milliseconds(4);
+// Links made at most (~200 ms of loading); a load that takes longer ends with the lock cold.
+constexpr unsigned most_links = 48;
+
+// The file offset of this executable's entry point, where a uprobe can sit without ever being
+// hit again in this process.
+std::optional<uint64_t> entry_offset()
+{
+  int fd = ::open(self_exe, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return std::nullopt;
+  fd_closer closing(fd);
+  Elf64_Ehdr header{};
+  if (::pread(fd, &header, sizeof(header), 0) != static_cast<ssize_t>(sizeof(header)) ||
+      std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64)
+    return std::nullopt;
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    off_t at = static_cast<off_t>(header.e_phoff + static_cast<uint64_t>(i) * header.e_phentsize);
+    if (::pread(fd, &ph, sizeof(ph), at) != static_cast<ssize_t>(sizeof(ph)))
+      return std::nullopt;
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && header.e_entry >= ph.p_vaddr &&
+        header.e_entry < ph.p_vaddr + ph.p_filesz)
+      return header.e_entry - ph.p_vaddr + ph.p_offset;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int load_empty_uprobe_program()
+{
+  const bpf_insn insns[] = {
+      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0},
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+  };
+  LIBBPF_OPTS(bpf_prog_load_opts, opts,
+              .expected_attach_type = static_cast<bpf_attach_type>(trace_uprobe_multi));
+  return bpf_prog_load(BPF_PROG_TYPE_KPROBE, "dc_uprobe_warm", "GPL", insns, 2, &opts);
+}
+
+int link_at_entry(int prog_fd)
+{
+  static const std::optional<uint64_t> offset = entry_offset();
+  if (!offset)
+    return -ENOEXEC;
+  std::vector<int> made;
+  std::vector<uint64_t> refused;
+  int err = link_probe_set(prog_fd, trace_uprobe_multi, self_exe, probe_set{{*offset}, {0}, {}}, false,
+                           static_cast<uint32_t>(::getpid()), made, refused);
+  if (err != 0)
+    return -err;
+  return made.empty() ? -ENOTSUP : made.front();
+}
+
+uprobe_warmup::uprobe_warmup()
+{
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error& e) {
+    error_ = std::string("no thread: ") + e.what();
+  }
+}
+
+uprobe_warmup::~uprobe_warmup()
+{
+  {
+    link_closer closer;  // together: their releases share grace periods
+    closer.close_later(take_links());
+  }
+  if (prog_fd_ >= 0)
+    ::close(prog_fd_);
+}
+
+void uprobe_warmup::stop()
+{
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable())
+    thread_.join();
+}
+
+std::vector<int> uprobe_warmup::take_links()
+{
+  stop();
+  return std::exchange(links_, {});
+}
+
+std::string uprobe_warmup::error() const
+{
+  std::lock_guard lock(mutex_);
+  return error_;
+}
+
+void uprobe_warmup::run()
+{
+  int prog = load_empty_uprobe_program();
+  std::unique_lock lock(mutex_);
+  if (prog < 0) {
+    error_ = std::string("the kernel refuses an empty uprobe program: ") + std::strerror(errno);
+    return;
+  }
+  prog_fd_ = prog;
+  while (!stopping_ && made_ < most_links) {
+    lock.unlock();
+    int link = link_at_entry(prog);
+    lock.lock();
+    if (link < 0) {
+      error_ = std::string("the kernel refuses a uprobe on this executable's entry point: ") +
+               std::strerror(-link);
+      return;
+    }
+    links_.push_back(link);
+    ++made_;
+    wake_.wait_for(lock, period, [this] { return stopping_; });
+  }
+}
+
+}  // namespace dc
