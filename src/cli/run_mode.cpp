@@ -13,6 +13,7 @@
 #include "cli/live_output.h"
 #include "cli/output_files.h"
 #include "cli/trace_pipeline.h"
+#include "collect/mapped_ring.h"
 #include "core/install_paths.h"
 #include "probe/layers.h"
 #include "probe/session.h"
@@ -155,6 +156,13 @@ result<int> run_traced(const run_options& options)
       options.ring_bytes, options.verbose,        options.layers, &*config, nullptr, nullptr, nullptr,
       interval_ns,        options.hold_ring_bytes};
   session_settings.beside_load = make_trace;
+  // The event ring is mapped (5-8 ms for 64 MiB) while the layers attach, not after them.
+  // If that fails, the pipeline maps it itself (and says why it cannot).
+  std::unique_ptr<mapped_ring> ring;
+  session_settings.beside_attach = [&ring](int ring_fd) {
+    if (auto mapped = mapped_ring::map(ring_fd))
+      ring = std::move(*mapped);
+  };
   session_settings.keep_seconds = options.keep_loaded_s;
   session_settings.attach_soon = true;  // the command, right after the load
   // The small keeper beside this binary; this binary itself (`datacrumbs __keep-object`) without.
@@ -198,7 +206,7 @@ result<int> run_traced(const run_options& options)
       std::in_place, [&] { attached = (*probes)->attach_process(static_cast<uint32_t>(child->pid)); });
   auto pipeline =
       trace_pipeline::start(**probes, std::move(**trace_file), static_cast<uint32_t>(child->pid), rules,
-                            std::move(snapshots), std::move(*views), options.process_detail);
+                            std::move(snapshots), std::move(*views), options.process_detail, std::move(ring));
   attaching.reset();  // joined
   if (!pipeline)
     return abandon(pipeline.error());

@@ -67,11 +67,9 @@ trace_pipeline::trace_pipeline(session& probes, gzip_member_writer trace_file, u
 
 trace_pipeline::~trace_pipeline() = default;
 
-result<std::unique_ptr<trace_pipeline>> trace_pipeline::start(session& probes, gzip_member_writer trace_file,
-                                                              uint32_t root_pid,
-                                                              std::vector<system_rule> rules,
-                                                              snapshot_plan snapshots, live_views views,
-                                                              size_t process_detail)
+result<std::unique_ptr<trace_pipeline>> trace_pipeline::start(
+    session& probes, gzip_member_writer trace_file, uint32_t root_pid, std::vector<system_rule> rules,
+    snapshot_plan snapshots, live_views views, size_t process_detail, std::unique_ptr<mapped_ring> ring)
 {
   std::unique_ptr<trace_pipeline> p(
       new trace_pipeline(probes, std::move(trace_file), root_pid, std::move(rules)));
@@ -98,7 +96,13 @@ result<std::unique_ptr<trace_pipeline>> trace_pipeline::start(session& probes, g
     profile =
         std::make_unique<profile_reader>(probes.profile_fd(), probes.profile_interval_ns(),
                                          [&probes](uint64_t below) { return probes.flush_profile(below); });
-  auto running = collector::start(probes.ring_fd(), p->dec_, &p->writer_, std::move(profile));
+  if (!ring) {
+    auto mapped = mapped_ring::map(probes.ring_fd());
+    if (!mapped)
+      return std::unexpected(mapped.error());
+    ring = std::move(*mapped);
+  }
+  auto running = collector::start(std::move(ring), p->dec_, &p->writer_, std::move(profile));
   if (!running)
     return std::unexpected(running.error());
   p->collector_ = std::move(*running);

@@ -14,6 +14,7 @@
 
 #include "collect/collector.h"
 #include "collect/decoder.h"
+#include "collect/mapped_ring.h"
 #include "core/result.h"
 #include "probe/session.h"
 #include "sink/async_output.h"
@@ -37,11 +38,13 @@ class trace_pipeline {
  public:
   // root_pid names the trace's host line; `rules` label storage systems; `snapshots` are taken
   // before the collector starts and (directories) after it stopped; the summary keeps the detail
-  // of `process_detail` exited processes (decoder::keep_process_detail).
+  // of `process_detail` exited processes (decoder::keep_process_detail). `ring`: the session's
+  // event ring mapped already (collect/mapped_ring.h), else mapped here.
   static result<std::unique_ptr<trace_pipeline>> start(session& probes, gzip_member_writer trace_file,
                                                        uint32_t root_pid, std::vector<system_rule> rules,
                                                        snapshot_plan snapshots = {}, live_views views = {},
-                                                       size_t process_detail = default_process_detail);
+                                                       size_t process_detail = default_process_detail,
+                                                       std::unique_ptr<mapped_ring> ring = nullptr);
   ~trace_pipeline();
 
   decoder& dec() { return dec_; }

@@ -11,7 +11,8 @@
 
 namespace dc {
 
-result<std::unique_ptr<collector>> collector::start(int ring_fd, decoder& dec, pfw_writer* writer,
+result<std::unique_ptr<collector>> collector::start(std::unique_ptr<mapped_ring> ring, decoder& dec,
+                                                    pfw_writer* writer,
                                                     std::unique_ptr<profile_reader> profile)
 {
   auto recorder = ring_recorder::from_environment();
@@ -22,10 +23,11 @@ result<std::unique_ptr<collector>> collector::start(int ring_fd, decoder& dec, p
     return std::unexpected(heap.error());
   std::unique_ptr<collector> c(
       new collector(dec, writer, std::move(profile), std::move(*recorder), std::move(*heap)));
-  c->ring_ = ring_buffer__new(ring_fd, &collector::on_record, c.get(), nullptr);
-  if (!c->ring_)
-    return fail(std::string("cannot open the event ring: ") + std::strerror(errno));
-  auto wait = wakeable_wait::on(ring_buffer__epoll_fd(c->ring_));
+  if (!ring)
+    return fail("no event ring to read");
+  c->ring_ = std::move(ring);
+  c->ring_->serve(&collector::on_record, c.get());
+  auto wait = wakeable_wait::on(ring_buffer__epoll_fd(c->ring_->get()));
   if (!wait)
     return std::unexpected(wait.error());
   c->wait_.emplace(std::move(*wait));
@@ -38,8 +40,6 @@ collector::~collector()
 {
   if (consumer_.joinable() || formatter_.joinable())
     (void)stop();
-  if (ring_)
-    ring_buffer__free(ring_);
 }
 
 int collector::on_record(void* ctx, void* data, size_t size)
@@ -89,13 +89,13 @@ void collector::consume_loop()
       std::this_thread::sleep_for(std::chrono::milliseconds(poll_interval_ms));
     }
     uint64_t before_consume = monotonic_now_ns();
-    if (int consumed = ring_buffer__consume(ring_); consumed < 0)
+    if (int consumed = ring_buffer__consume(ring_->get()); consumed < 0)
       note_ring_error("cannot read the event ring", consumed);
     hand_over_batch();
     std::lock_guard lock(mutex_);
     drained_ns_ = before_consume;
   }
-  if (int consumed = ring_buffer__consume(ring_); consumed < 0)  // whatever arrived before stop
+  if (int consumed = ring_buffer__consume(ring_->get()); consumed < 0)  // whatever arrived before stop
     note_ring_error("cannot read the event ring", consumed);
   hand_over_batch();
   {

@@ -17,13 +17,12 @@
 #include "collect/decoder.h"
 #include "collect/heap_report.h"
 #include "collect/profile_reader.h"
+#include "collect/mapped_ring.h"
 #include "collect/record_batch.h"
 #include "collect/ring_recording.h"
 #include "core/result.h"
 #include "core/wakeable_wait.h"
 #include "sink/pfw_writer.h"
-
-struct ring_buffer;
 
 namespace dc {
 
@@ -31,8 +30,10 @@ class collector {
  public:
   static constexpr int poll_interval_ms = 100;
 
-  // `profile` (profile mode only) is read on the formatting thread, in order with the ring.
-  static result<std::unique_ptr<collector>> start(int ring_fd, decoder& dec, pfw_writer* writer,
+  // Reads `ring` (its records come here from now on). `profile` (profile mode only) is read on
+  // the formatting thread, in order with the ring.
+  static result<std::unique_ptr<collector>> start(std::unique_ptr<mapped_ring> ring, decoder& dec,
+                                                  pfw_writer* writer,
                                                   std::unique_ptr<profile_reader> profile = nullptr);
   ~collector();
 
@@ -68,7 +69,7 @@ class collector {
   std::chrono::steady_clock::time_point last_take_{};
   static constexpr std::chrono::seconds trim_interval{10};
   std::chrono::steady_clock::time_point last_trim_ = std::chrono::steady_clock::now();
-  ring_buffer* ring_ = nullptr;
+  std::unique_ptr<mapped_ring> ring_;
   std::optional<wakeable_wait> wait_;  // on the ring; stop() cuts it short
   record_batch batch_;                 // consumer side
 

@@ -11,6 +11,7 @@
 #include <bit>
 #include <chrono>
 #include <iterator>
+#include <optional>
 #include <cstdio>
 #include <cstring>
 #include <future>
@@ -130,6 +131,14 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
   beside.reset();  // joined
   if (!loaded)
     return std::unexpected(loaded.error());
+  std::optional<std::jthread> attaching_beside;  // joined when open() returns
+  if (options.beside_attach) {
+    try {
+      attaching_beside.emplace(options.beside_attach, s->maps_.events_fd);
+    } catch (const std::system_error&) {
+      options.beside_attach(s->maps_.events_fd);  // no thread to be had: here
+    }
+  }
   if (planned.valid()) {
     s->uprobe_targets_ = planned.get();
     std::ranges::move(plan_notes, std::back_inserter(s->notes_));

@@ -39,6 +39,9 @@ struct session_options {
   // before open() returns: always run when open() succeeds, not run when it fails before the
   // load. The run's trace file and line index are made there.
   std::function<void()> beside_load = {};
+  // Run on a thread of its own once the object is loaded (or taken), given its event ring, while
+  // the layers attach; joined before open() returns. Run mode maps the ring there.
+  std::function<void(int ring_fd)> beside_attach = {};
   // Objects kept between runs (probe/object_keeper.h): the object is taken from this user's
   // keeper when it keeps one configured the same way, and at the end handed to a new keeper,
   // `keeper_exe` started as `__keep-object`, for `keep_seconds`. 0: loaded and freed here.
