@@ -19,6 +19,7 @@
 #include <string_view>
 #include <thread>
 
+#include "core/fd_closer.h"
 #include "datacrumbs.skel.h"
 #include "probe/core_btf.h"
 #include "probe/object_reset.h"
@@ -293,8 +294,14 @@ int keeper_main(int argc, char** argv)
   for (const auto& s : *plan)
     if (fcntl(s.fd, F_GETFD) < 0)
       return 3;
+  // The run's links (inert: their processes ended) are released while the object is served:
+  // their releases took 50-140 ms of grace periods before it could go. Joined at exit, after the
+  // name is given up (`listening` goes first): the next keeper binds it meanwhile.
+  link_closer releasing;
+  fd_closer listening{sock};
   // Non-blocking: a client that left before its accept must not hold the keeper past its idle time.
-  if (fcntl(sock, F_SETFD, FD_CLOEXEC) != 0 || fcntl(sock, F_SETFL, O_NONBLOCK) != 0 || !reset_object(*plan))
+  if (fcntl(sock, F_SETFD, FD_CLOEXEC) != 0 || fcntl(sock, F_SETFL, O_NONBLOCK) != 0 ||
+      !reset_object(*plan, &releasing))
     return 4;  // a run queued meanwhile finds the socket closed, and loads
   std::vector<int> fds;
   size_t maps = 0;

@@ -256,15 +256,15 @@ result<std::vector<reset_step>> parse_plan(const std::string& text)
   return steps;
 }
 
-result<> reset_object(const std::vector<reset_step>& steps)
+result<> reset_object(const std::vector<reset_step>& steps, link_closer* beside)
 {
   {
     std::vector<int> links;
     for (const auto& s : steps)
       if (s.what == reset_step::kind::link)
         links.push_back(s.fd);
-    link_closer closer;  // joined here: every link closed
-    closer.close_later(std::move(links));
+    link_closer closer;  // joined here: every link closed, unless they close beside
+    (beside ? *beside : closer).close_later(std::move(links));
   }
   // The maps next; the forget iterators then run over storage nothing else writes.
   for (const auto& s : steps) {

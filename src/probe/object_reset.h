@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/link_closer.h"
 #include "core/result.h"
 
 struct datacrumbs_bpf;
@@ -23,7 +24,9 @@ struct reset_step {
     as_is,        // frozen (.rodata), or storage a forget iterator clears
     program,      // a program, kept as it is
     forget_task,  // a program: an iterator over every task that deletes its storage
-    link,         // a link of the run's, closed before anything is reset (its release is slow)
+    // A link of the run's: of a process that has ended (probe/process_links.h), or of the uprobe
+    // warm-up (probe/uprobe_warmup.h). No program of it runs again.
+    link,
   };
   kind what = kind::as_is;
   int fd = -1;
@@ -38,8 +41,10 @@ result<std::vector<reset_step>> reset_plan(const datacrumbs_bpf& skel, const std
 std::string plan_text(const std::vector<reset_step>& steps);
 result<std::vector<reset_step>> parse_plan(const std::string& text);
 
-// Runs `steps`: the object's state becomes a fresh load's. The links among them are closed
-// first (together, so that their releases share RCU grace periods); nothing else may be attached.
-result<> reset_object(const std::vector<reset_step>& steps);
+// Runs `steps`: the object's state becomes a fresh load's. The links among them are inert (their
+// processes have ended), so they need not be gone first: they go to `beside`, whose releases
+// (RCU grace periods, 30-140 ms for a run's links) nothing waits for, or, without it, are closed
+// first (together, so that they share grace periods). Nothing else may be attached.
+result<> reset_object(const std::vector<reset_step>& steps, link_closer* beside = nullptr);
 
 }  // namespace dc

@@ -74,7 +74,8 @@ TEST(object_reset, ThePlanReadsBackAsWritten)
 {
   std::vector<reset_step> steps{{reset_step::kind::drain, 5},   {reset_step::kind::zero, 6},
                                 {reset_step::kind::ring, 7},    {reset_step::kind::as_is, 8},
-                                {reset_step::kind::program, 9}, {reset_step::kind::forget_task, 10}};
+                                {reset_step::kind::program, 9}, {reset_step::kind::forget_task, 10},
+                                {reset_step::kind::link, 11}};
   auto text = plan_text(steps);
   auto back = parse_plan(text);
   ASSERT_TRUE(back) << back.error().message;
