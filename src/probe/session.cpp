@@ -176,6 +176,8 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     if (required && !r.live)
       return fail("layer '" + r.name + "' could not attach: " + r.why);
   }
+  if (!s->user_probes_ && s->warmup_)
+    s->warmup_->stop();  // no process will be attached
   // Without a live user-space layer no one would continue a held process: hold none.
   if (!s->user_probes_ && s->maps_.hold_new)
     if (auto gate = s->set_hold_gate(false); !gate)
