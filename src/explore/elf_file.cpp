@@ -1,6 +1,7 @@
 #include "explore/elf_file.h"
 
 #include <fcntl.h>
+#include <gelf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +36,17 @@ result<> elf_file::open(const std::string& path)
   if (!elf_ || elf_kind(elf_) != ELF_K_ELF)
     return fail("'" + path + "' is not an ELF file", 2);
   return {};
+}
+
+std::vector<section_span> executable_sections(Elf* elf)
+{
+  std::vector<section_span> out;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR))
+      out.push_back({sh.sh_addr, sh.sh_size, sh.sh_offset});
+  }
+  return out;
 }
 
 bool file_offset_of(const std::vector<section_span>& sections, uint64_t addr, uint64_t* offset)

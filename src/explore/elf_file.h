@@ -31,6 +31,9 @@ class elf_file {
   Elf* elf_ = nullptr;
 };
 
+// The sections of code (PROGBITS, executable): where a function's address maps to the file.
+std::vector<section_span> executable_sections(Elf* elf);
+
 // The file offset of a virtual address: through the section that holds it (as libbpf does).
 bool file_offset_of(const std::vector<section_span>& sections, uint64_t addr, uint64_t* offset);
 

@@ -21,7 +21,7 @@ result<std::vector<elf_function>> list_functions(const std::string& path, const 
   if (auto opened = f.open(path); !opened)
     return std::unexpected(opened.error());
 
-  std::vector<section_span> exec_sections;
+  std::vector<section_span> exec_sections = executable_sections(f.elf());
   std::vector<Elf_Scn*> symtabs;  // .dynsym first: its names are the exported ones
   for (Elf_Scn* scn = elf_nextscn(f.elf(), nullptr); scn; scn = elf_nextscn(f.elf(), scn)) {
     GElf_Shdr sh;
@@ -31,8 +31,6 @@ result<std::vector<elf_function>> list_functions(const std::string& path, const 
       symtabs.insert(symtabs.begin(), scn);
     else if (sh.sh_type == SHT_SYMTAB)
       symtabs.push_back(scn);
-    else if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR))
-      exec_sections.push_back({sh.sh_addr, sh.sh_size, sh.sh_offset});
   }
   if (symtabs.empty())
     return fail("'" + path + "' has no symbol table");
@@ -65,6 +63,19 @@ result<std::vector<elf_function>> list_functions(const std::string& path, const 
   out.reserve(by_name.size());
   for (auto& [name, fn] : by_name) out.push_back(std::move(fn));
   return out;
+}
+
+result<uint64_t> entry_point_offset(const std::string& path)
+{
+  elf_file f;
+  if (auto opened = f.open(path); !opened)
+    return std::unexpected(opened.error());
+  GElf_Ehdr header;
+  uint64_t offset = 0;
+  if (!gelf_getehdr(f.elf(), &header) ||
+      !file_offset_of(executable_sections(f.elf()), header.e_entry, &offset))
+    return fail("'" + path + "' has no entry point in its code");
+  return offset;
 }
 
 result<std::string> resolve_binary(std::string_view name_or_path)

@@ -30,6 +30,10 @@ using name_filter = std::function<bool(std::string_view)>;
 // and the problem (not found, not ELF, no symbol tables).
 result<std::vector<elf_function>> list_functions(const std::string& path, const name_filter& wanted = {});
 
+// The file offset of the program's entry point (e_entry), where a uprobe attaches; stripped
+// programs have one too.
+result<uint64_t> entry_point_offset(const std::string& path);
+
 // A library name ("libc.so.6") as the dynamic loader would find it in the standard
 // directories, or a path as given; an error if neither exists.
 result<std::string> resolve_binary(std::string_view name_or_path);

@@ -1,20 +1,17 @@
 #include "probe/uprobe_warmup.h"
 
 #include <bpf/bpf.h>
-#include <elf.h>
-#include <fcntl.h>
 #include <linux/bpf.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <optional>
 #include <system_error>
 #include <utility>
 
-#include "core/fd_closer.h"
 #include "core/link_closer.h"
+#include "explore/elf_symbols.h"
 #include "probe/uprobe_links.h"
 
 namespace dc {
@@ -26,30 +23,6 @@ constexpr const char* self_exe = "/proc/self/exe";
 constexpr auto period = std::chrono::milliseconds(4);
 // Links made at most (~200 ms of loading); a load that takes longer ends with the lock cold.
 constexpr unsigned most_links = 48;
-
-// The file offset of this executable's entry point, where a uprobe can sit without ever being
-// hit again in this process.
-std::optional<uint64_t> entry_offset()
-{
-  int fd = ::open(self_exe, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return std::nullopt;
-  fd_closer closing(fd);
-  Elf64_Ehdr header{};
-  if (::pread(fd, &header, sizeof(header), 0) != static_cast<ssize_t>(sizeof(header)) ||
-      std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64)
-    return std::nullopt;
-  for (unsigned i = 0; i < header.e_phnum; ++i) {
-    Elf64_Phdr ph{};
-    off_t at = static_cast<off_t>(header.e_phoff + static_cast<uint64_t>(i) * header.e_phentsize);
-    if (::pread(fd, &ph, sizeof(ph), at) != static_cast<ssize_t>(sizeof(ph)))
-      return std::nullopt;
-    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && header.e_entry >= ph.p_vaddr &&
-        header.e_entry < ph.p_vaddr + ph.p_filesz)
-      return header.e_entry - ph.p_vaddr + ph.p_offset;
-  }
-  return std::nullopt;
-}
 
 }  // namespace
 
@@ -66,7 +39,8 @@ int load_empty_uprobe_program()
 
 int link_at_entry(int prog_fd)
 {
-  static const std::optional<uint64_t> offset = entry_offset();
+  // Its entry point runs once, at exec: never again in this process.
+  static const result<uint64_t> offset = entry_point_offset(self_exe);
   if (!offset)
     return -ENOEXEC;
   std::vector<int> made;

@@ -38,6 +38,18 @@ TEST(Explorer, FindsAFunctionAtTheFileOffsetItsCodeIsLoadedFrom)
   EXPECT_EQ(dc_explorer_probe_target(1), 10);
 }
 
+// The entry point's offset is where `_start`, the code e_entry names, lies in the file.
+TEST(Explorer, FindsTheEntryPointWhereStartLies)
+{
+  auto entry = entry_point_offset("/proc/self/exe");
+  ASSERT_TRUE(entry) << entry.error().message;
+  auto functions = list_functions("/proc/self/exe", [](std::string_view n) { return n == "_start"; });
+  ASSERT_TRUE(functions) << functions.error().message;
+  ASSERT_EQ(functions->size(), 1u) << "this test executable has no _start symbol";
+  EXPECT_EQ(*entry, functions->front().file_offset);
+  EXPECT_FALSE(entry_point_offset("/etc/hostname")) << "not ELF: an error";
+}
+
 TEST(Explorer, ListsLibcStdioIncludingAliasesSortedByName)
 {
   auto libc = resolve_binary("libc.so.6");
