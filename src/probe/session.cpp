@@ -49,6 +49,18 @@ std::future<std::vector<uprobe_target>> plan_beside(const probe_config& config,
   }
 }
 
+// `work` on a thread of its own, joined when the returned thread goes; here, before returning,
+// when no thread can be had.
+std::optional<std::jthread> on_thread_or_here(const std::function<void()>& work)
+{
+  try {
+    return std::optional<std::jthread>(std::in_place, work);
+  } catch (const std::system_error&) {
+    work();
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 result<std::unique_ptr<session>> session::open(const session_options& options)
@@ -106,13 +118,8 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
   std::optional<std::jthread> beside;
   bool beside_started = false;
   auto start_beside = [&] {
-    if (options.beside_load && !std::exchange(beside_started, true)) {
-      try {
-        beside.emplace(options.beside_load);
-      } catch (const std::system_error&) {
-        options.beside_load();  // no thread to be had: here, before the load
-      }
-    }
+    if (options.beside_load && !std::exchange(beside_started, true))
+      beside = on_thread_or_here(options.beside_load);
   };
   // With objects kept between runs, the object is likely taken from a keeper in a few ms, not
   // loaded: the plan and the trace file start at once, or the run would wait for them (~15 ms
@@ -132,13 +139,8 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
   if (!loaded)
     return std::unexpected(loaded.error());
   std::optional<std::jthread> attaching_beside;  // joined when open() returns
-  if (options.beside_attach) {
-    try {
-      attaching_beside.emplace(options.beside_attach, s->maps_.events_fd);
-    } catch (const std::system_error&) {
-      options.beside_attach(s->maps_.events_fd);  // no thread to be had: here
-    }
-  }
+  if (options.beside_attach)
+    attaching_beside = on_thread_or_here([&] { options.beside_attach(s->maps_.events_fd); });
   if (planned.valid()) {
     s->uprobe_targets_ = planned.get();
     std::ranges::move(plan_notes, std::back_inserter(s->notes_));
