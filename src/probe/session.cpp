@@ -140,7 +140,8 @@ result<std::unique_ptr<session>> session::open(const session_options& options)
     return std::unexpected(loaded.error());
   std::optional<std::jthread> attaching_beside;  // joined when open() returns
   if (options.beside_attach)
-    attaching_beside = on_thread_or_here([&] { options.beside_attach(s->maps_.events_fd); });
+    attaching_beside = on_thread_or_here(  // the fd by value: `s` is moved out as open() returns
+        [&options, fd = s->maps_.events_fd] { options.beside_attach(fd); });
   if (planned.valid()) {
     s->uprobe_targets_ = planned.get();
     std::ranges::move(plan_notes, std::back_inserter(s->notes_));
