@@ -4,9 +4,10 @@
 # exit (the command's own exit, the detach, the drain and the summary). Interleaved with the
 # untraced command, with it under Darshan, and with it started by `datacrumbs_wrap` while the
 # daemon (README, Deployment) runs: loaded and verified once for every command; medians and
-# ranges. Each datacrumbs config runs twice in a row: first loading its object (the run before
-# was another config's, whose kept object it cannot take), then taking the object the first run
-# kept (probe/object_keeper.h); the summary's `bpf_object` says which each run did.
+# ranges. Each datacrumbs config runs twice in a row: first loading its object (every keeper is
+# stopped before it, since each configuration keeps its own: probe/keeper_sockets.h), then taking
+# the object the first run kept (probe/object_keeper.h); the summary's `bpf_object` says which
+# each run did.
 # shellcheck shell=bash disable=SC2154,SC2034 # $tmp, $dc, $darshan, $failed: the sourcing script's
 
 # startup_run CONFIG: one run; appends "CONFIG TOTAL START END" (seconds) to $tmp/startup.
@@ -22,6 +23,11 @@ startup_run() {
   esac
   local t0 t1 ran want
   rm -f "$tmp/st.json"
+  if [[ "$1" == dc-* && "$1" != *-kept && "$1" != dc-daemon ]]; then
+    # No kept object of this config: its keeper goes, and the kernel frees that object first.
+    pkill -x dc-keeper 2>/dev/null || true
+    sleep 0.3
+  fi
   t0="$EPOCHREALTIME"
   ran="$("${cmd[@]}" 2>"$tmp/st.err")" || { log "start-up run $1 failed: $(tail -n1 "$tmp/st.err")"; return 1; }
   t1="$EPOCHREALTIME"
@@ -75,9 +81,6 @@ startup_section() {
   local configs=(untraced dc-default dc-default-kept dc-syscall dc-syscall-kept dc-profile dc-profile-kept) i c
   [[ -z "$darshan" ]] || configs+=(darshan)
   : >"$tmp/startup"
-  # No kept object from the runs before (the first dc-default must load its own).
-  pkill -x dc-keeper 2>/dev/null || true
-  sleep 0.2
   for ((i = 0; i < startup_runs; i++)); do
     for c in "${configs[@]}"; do startup_run "$c" || failed=1; done
   done

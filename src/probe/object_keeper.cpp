@@ -22,6 +22,7 @@
 #include "core/fd_closer.h"
 #include "datacrumbs.skel.h"
 #include "probe/core_btf.h"
+#include "probe/keeper_sockets.h"
 #include "probe/object_reset.h"
 
 extern char** environ;
@@ -32,80 +33,10 @@ namespace {
 
 constexpr size_t most_fds = 253;     // SCM_MAX_FD: what one message can carry
 constexpr size_t most_links = 1024;  // handed over in the keeper's argv (a plan item is ~6 bytes)
-constexpr std::string_view take_request = "take\n", quit_request = "quit\n";
-
-// This user's keeper: an abstract socket (nothing left on disk when a keeper dies). Anyone may
-// bind an abstract name, so each side checks the other is this user before trusting it, and the
-// taker checks every fd it is given against the object it configured.
-// A socket for it (-1 on failure) and its address in `a`, `len`.
-int keeper_socket(sockaddr_un& a, socklen_t& len)
-{
-  a = {};
-  a.sun_family = AF_UNIX;
-  std::string name = "datacrumbs-keeper-" + std::to_string(geteuid());
-  std::memcpy(a.sun_path + 1, name.data(), name.size());
-  len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-  return socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-}
-
-bool peer_is_this_user(int sock)
-{
-  ucred cred{};
-  socklen_t len = sizeof(cred);
-  return getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == geteuid();
-}
-
-void set_timeout(int sock, int ms)
-{
-  timeval tv{ms / 1000, (ms % 1000) * 1000};
-  setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-// A connection to this user's keeper, or -1.
-int connect_keeper()
-{
-  socklen_t len = 0;
-  sockaddr_un a{};
-  int sock = keeper_socket(a, len);
-  if (sock < 0)
-    return -1;
-  set_timeout(sock, 2000);
-  if (connect(sock, reinterpret_cast<sockaddr*>(&a), len) != 0 || !peer_is_this_user(sock)) {
-    close(sock);
-    return -1;
-  }
-  return sock;
-}
-
 void append_number(std::string& out, uint64_t v)
 {
   out += std::to_string(v);
   out += ':';
-}
-
-// This user's keeper name, bound and listening; the last keeper is told to go first (one keeper
-// at a time) and given ~200 ms to. -1 when the name stays taken.
-int listen_as_keeper()
-{
-  socklen_t len = 0;
-  sockaddr_un a{};
-  int sock = keeper_socket(a, len);
-  if (sock < 0)
-    return -1;
-  for (int tries = 0; tries < 40; ++tries) {
-    if (bind(sock, reinterpret_cast<sockaddr*>(&a), len) == 0)
-      return listen(sock, 16) == 0 ? sock : (close(sock), -1);
-    if (errno != EADDRINUSE)
-      break;
-    if (int last = tries == 0 ? connect_keeper() : -1; last >= 0) {
-      (void)send(last, quit_request.data(), quit_request.size(), MSG_NOSIGNAL);
-      close(last);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  close(sock);
-  return -1;
 }
 
 // Sends `fds` with a reply line; false when the message could not go.
@@ -173,9 +104,9 @@ std::string kept_object_key(const datacrumbs_bpf& skel)
 
 result<kept_object> take_kept_object(const std::string& key)
 {
-  int sock = connect_keeper();
+  int sock = connect_keeper(keeper_name(key));
   if (sock < 0)
-    return fail("no object is kept");
+    return fail("no object of this configuration is kept");
   std::string request = std::string(take_request) + key;
   char line[64] = {};
   iovec iov{line, sizeof(line) - 1};
@@ -233,7 +164,7 @@ result<> keep_object(const datacrumbs_bpf& skel, const std::vector<int>& program
   for (int fd : links) plan->push_back({reset_step::kind::link, fd});
   // The name is bound here, before the keeper starts: a run that begins while the keeper still
   // resets the object waits in the queue for it, instead of finding no keeper and loading.
-  int listener = listen_as_keeper();
+  int listener = listen_as_keeper(keeper_name(key));
   if (listener < 0)
     return fail("another keeper holds on to its name");
   std::string idle = std::to_string(idle_seconds), steps = plan_text(*plan),
@@ -282,6 +213,10 @@ int keeper_main(int argc, char** argv)
   if (!plan)
     return 2;
   prctl(PR_SET_NAME, "dc-keeper");
+  // When this configuration was last used: the keepers of others make room by it (make_room_for).
+  std::string age = "age " + std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                std::chrono::steady_clock::now().time_since_epoch())
+                                                .count());
   // Nothing but the object and the standard streams (on /dev/null) stays open.
   std::vector<int> kept{0, 1, 2, sock};
   for (const auto& s : *plan) kept.push_back(s.fd);
@@ -312,6 +247,8 @@ int keeper_main(int argc, char** argv)
     bool program = s.what == reset_step::kind::program || s.what == reset_step::kind::forget_task;
     maps += program ? 0 : 1;
   }
+  // Beside the run queued on this name, if any: the reset is done, the object can be served.
+  (void)make_room_for(keeper_name(key));
   std::string ok = "ok " + std::to_string(maps) + " " + std::to_string(fds.size() - maps);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(idle);
   for (;;) {
@@ -332,6 +269,11 @@ int keeper_main(int argc, char** argv)
     if (request == quit_request) {
       close(client);
       return 0;
+    }
+    if (request == age_request) {
+      (void)send(client, age.data(), age.size(), MSG_NOSIGNAL);
+      close(client);
+      continue;
     }
     if (request.size() == take_request.size() + key.size() && request.starts_with(take_request) &&
         std::string_view(request).substr(take_request.size()) == key) {

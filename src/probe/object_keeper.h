@@ -4,8 +4,10 @@
 // object (the fds of its maps and programs, detached) to a keeper: `datacrumbs` started again as
 // `__keep-object`, which resets the object's state to a fresh load's, then waits, attached to
 // nothing, for the next run configured the same way to take it, or for its idle time to end,
-// when it exits and the kernel frees the object. One keeper per user at a time (a run that keeps
-// another object makes the last one exit first), so what is held is at most one object's memory.
+// when it exits and the kernel frees the object. One keeper per configuration, at most
+// most_keepers per user (probe/keeper_sockets.h): a run that keeps an object makes the last keeper
+// of its configuration exit first, and the keeper of the configuration used least recently when
+// there would be more.
 #pragma once
 
 #include <cstdint>
@@ -46,8 +48,8 @@ result<kept_object> take_kept_object(const std::string& key);
 result<std::vector<int>> adopt_kept_object(datacrumbs_bpf& skel, kept_object kept);
 
 // Hands the loaded object to a new keeper, `exe` started as `__keep-object`, for `idle_seconds`;
-// the last keeper is told to exit first. `programs`: the loaded programs' fds, in the object's
-// order. `links`: links of the run's that only wait to be closed (uprobe links of processes that
+// the last keeper of this configuration is told to exit first. `programs`: the loaded programs' fds, in the
+// object's order. `links`: links of the run's that only wait to be closed (uprobe links of processes that
 // have ended: their release waits for RCU grace periods, 10-50 ms); the keeper closes them before
 // it resets the object, so the run ends without waiting for them. The caller still closes its
 // own copies. An error says why the object cannot be kept (a map no reset covers, no process to

@@ -1,11 +1,13 @@
 // A run's loaded object kept for the next (probe/object_keeper.h): the next run configured the
 // same way takes it instead of loading, and counts exactly what a fresh load counts; another
-// configuration loads its own; a keeper goes after its idle time; --keep-loaded 0 keeps nothing.
+// configuration loads and keeps its own beside it, up to four, the least recently used going
+// first; a keeper goes after its idle time; --keep-loaded 0 keeps nothing.
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "runtime/process_tree.h"
 #include "runtime/runtime_helpers.h"
@@ -15,13 +17,14 @@ namespace {
 
 constexpr const char* taken_line = "the object was taken from its keeper, not loaded";
 
-// Whether this user's keeper is listening (its abstract socket in /proc/net/unix).
+// Whether a keeper of this user's is listening (its abstract socket in /proc/net/unix, one name
+// per configuration: @datacrumbs-keeper-UID-HASH).
 bool keeper_listening()
 {
   std::ifstream in("/proc/net/unix");
-  std::string line, name = "@datacrumbs-keeper-" + std::to_string(geteuid());
+  std::string line, name = "@datacrumbs-keeper-" + std::to_string(geteuid()) + "-";
   while (std::getline(in, line))
-    if (line.size() >= name.size() && line.compare(line.size() - name.size(), name.size(), name) == 0)
+    if (line.find(name) != std::string::npos)
       return true;
   return false;
 }
@@ -195,23 +198,61 @@ TEST_F(runtime_test, ARunRightAfterAnotherTakesItsObject)
   }
 }
 
-TEST_F(runtime_test, AnotherConfigurationLoadsItsOwnAndOneKeeperStays)
+// Whether a verbose run took its object from a keeper.
+bool took_kept(const traced_run& run)
+{
+  return run.err.find(taken_line) != std::string::npos && run.summary["bpf_object"] == "taken from a keeper";
+}
+
+// Configurations a user alternates between each keep their own object: a run of either, after
+// the other's, takes its own configuration's.
+TEST_F(runtime_test, AnotherConfigurationKeepsItsOwnObjectBesideTheFirst)
 {
   stop_keepers();
   ASSERT_EQ(trace_command(dir, "true").exit_code, 0);
   ASSERT_TRUE(wait_for(true, std::chrono::seconds(10)));
   auto other = trace_command(dir, "true", "-v --layers syscall");
   ASSERT_EQ(other.exit_code, 0);
-  EXPECT_EQ(other.err.find(taken_line), std::string::npos);
-  EXPECT_NE(other.err.find("the kept object is another configuration's"), std::string::npos)
+  EXPECT_FALSE(took_kept(other)) << other.err.substr(0, 2000);
+  EXPECT_NE(other.err.find("no object of this configuration is kept"), std::string::npos)
       << other.err.substr(0, 2000);
-  // Its own object replaced the first: the next `--layers syscall` run takes it.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  ASSERT_TRUE(wait_for(true, std::chrono::seconds(10)));
-  auto again = trace_command(dir, "true", "-v --layers syscall");
-  EXPECT_NE(again.err.find(taken_line), std::string::npos) << again.err.substr(0, 2000);
-  ASSERT_TRUE(wait_for(true, std::chrono::seconds(10)));
-  EXPECT_EQ(keepers(1), 1);
+  EXPECT_EQ(keepers(2), 2) << "each configuration's object is kept";
+  for (int round = 0; round < 2; ++round) {
+    auto first = trace_command(dir, "true", "-v");
+    EXPECT_TRUE(took_kept(first)) << "round " << round << ": " << first.err.substr(0, 2000);
+    auto second = trace_command(dir, "true", "-v --layers syscall");
+    EXPECT_TRUE(took_kept(second)) << "round " << round << ": " << second.err.substr(0, 2000);
+  }
+  EXPECT_EQ(keepers(2), 2);
+}
+
+// At most four objects stay kept: a fifth configuration's keeper makes the least recently used
+// one go, and only that one.
+TEST_F(runtime_test, AtMostFourConfigurationsStayKeptTheLeastRecentlyUsedGoingFirst)
+{
+  stop_keepers();
+  const std::vector<std::string> configs = {"", "--layers syscall", "--mode profile",
+                                            "--mode profile --layers syscall", "--layers syscall,fs"};
+  for (size_t i = 0; i < 4; ++i) {
+    ASSERT_EQ(trace_command(dir, "true", configs[i]).exit_code, 0) << configs[i];
+    ASSERT_EQ(keepers(static_cast<int>(i + 1)), static_cast<int>(i + 1)) << "after " << configs[i];
+  }
+  // The first configuration is used again: the second is now the least recently used.
+  auto again = trace_command(dir, "true", "-v");
+  ASSERT_TRUE(took_kept(again)) << again.err.substr(0, 2000);
+  ASSERT_EQ(keepers(4), 4);
+  auto fifth = trace_command(dir, "true", "-v " + configs[4]);
+  ASSERT_EQ(fifth.exit_code, 0);
+  EXPECT_FALSE(took_kept(fifth));
+  EXPECT_EQ(keepers(4), 4) << "four stay";
+  for (size_t i : {0, 2, 3, 4}) {
+    auto kept = trace_command(dir, "true", "-v " + configs[i]);
+    EXPECT_TRUE(took_kept(kept)) << configs[i] << ": " << kept.err.substr(0, 2000);
+  }
+  auto gone = trace_command(dir, "true", "-v " + configs[1]);
+  EXPECT_FALSE(took_kept(gone)) << "the least recently used configuration's keeper went";
+  EXPECT_EQ(keepers(4), 4);
+  stop_keepers();
 }
 
 TEST_F(runtime_test, AKeeperGoesAfterItsIdleTimeAndNoneIsMadeWithKeepLoadedZero)
