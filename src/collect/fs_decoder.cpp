@@ -24,7 +24,7 @@ layer_op fs_op(uint32_t op)
 
 void add_folded_fs_args(trace_event& call, const dc_folded_fs& fs)
 {
-  call.add_text("fs", std::string(fs_op(fs.op).name));
+  call.add_fixed_text("fs", fs_op(fs.op).name);
   if (fs.op == DC_FS_BUFFERED_READ) {
     call.add_arg("first_page", static_cast<int64_t>(fs.first));
     call.add_arg("last_page", static_cast<int64_t>(fs.first + fs.page_span));

@@ -59,8 +59,8 @@ void decoder::decode_net(const dc_net_event& raw)
   ev.add_arg("lport", raw.lport);
   ev.add_arg("rport", raw.rport);
   if (raw.op == DC_NET_STATE) {
-    ev.add_text("old_state", std::string(tcp_state_name(raw.old_state)));
-    ev.add_text("new_state", std::string(tcp_state_name(raw.new_state)));
+    ev.add_fixed_text("old_state", tcp_state_name(raw.old_state));
+    ev.add_fixed_text("new_state", tcp_state_name(raw.new_state));
   }
   if (raw.op == DC_NET_DROP)
     ev.add_arg("reason", raw.reason);

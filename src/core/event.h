@@ -31,6 +31,16 @@ struct event_arg {
   std::string_view key() const { return {key_data, key_size}; }
 };
 
+// A string arg: its text either fixed (static storage: an operation's or a state's name, no copy
+// made) or owned (an address, a probed call's string).
+struct event_text {
+  std::string_view key;
+  std::string_view fixed;
+  std::string owned;
+
+  std::string_view value() const { return fixed.empty() ? std::string_view(owned) : fixed; }
+};
+
 struct trace_event {
   std::string_view name;      // the operation: "pread64", "write", ...
   std::string_view category;  // the layer (core/category.h), or a uprobe config entry's name
@@ -66,7 +76,7 @@ struct trace_event {
   // around_last, pages_mapped, pages_read, major, minor, in_kernel); add_arg drops any more.
   std::array<event_arg, 10> args;  // only the first arg_count are set
   uint8_t arg_count = 0;
-  std::array<std::pair<std::string_view, std::string>, 4> texts{};  // string args (addresses, ...)
+  std::array<event_text, 4> texts{};  // string args (addresses, ...)
   uint8_t text_count = 0;
 
   // The process's key in the run's tables: `process`, or the pid where no decoder set one.
@@ -75,7 +85,18 @@ struct trace_event {
   void add_text(std::string_view key, std::string value)
   {
     if (text_count < texts.size())
-      texts[text_count++] = {key, std::move(value)};
+      texts[text_count++] = {key, {}, std::move(value)};
+  }
+
+  // `value` must outlive the event (a literal, a table's name).
+  void add_fixed_text(std::string_view key, std::string_view value)
+  {
+    if (text_count < texts.size()) {
+      event_text& t = texts[text_count++];
+      t.key = key;
+      t.fixed = value;
+      t.owned.clear();
+    }
   }
 
   void add_arg(std::string_view key, int64_t value)

@@ -110,7 +110,7 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
   size_t most = 320 + span_args_.size() + json_string_bound(ev.name) + json_string_bound(ev.category);
   for (uint8_t i = 0; i < ev.arg_count; ++i) most += ev.args[i].key().size() + 4 + json_int_bound;
   for (uint8_t i = 0; i < ev.text_count; ++i)
-    most += ev.texts[i].first.size() + 4 + json_string_bound(ev.texts[i].second);
+    most += ev.texts[i].key.size() + 4 + json_string_bound(ev.texts[i].value());
   // Kernel ids are >= 2^30 (tid << 30), so they never meet the writer's own small ids.
   uint64_t id = ev.level ? ev.id : next_id_++;
   std::string_view kind = name_and_category(ev);
@@ -144,8 +144,8 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
       p = put_int(p, ev.args[i].value);
     }
     for (uint8_t i = 0; i < ev.text_count; ++i) {
-      key(ev.texts[i].first);
-      p = put_json_string(p, ev.texts[i].second);
+      key(ev.texts[i].key);
+      p = put_json_string(p, ev.texts[i].value());
     }
     if (ev.fhash)
       p = fhash_text_.put(put_raw(p, ",\"fhash\":"), ev.fhash);
