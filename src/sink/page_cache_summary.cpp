@@ -41,9 +41,24 @@ uint64_t pages_touched(const trace_event& read)
   return (read.bytes + page_size - 1) / page_size;
 }
 
+namespace {
+
+// An application's read of a file: what the tally counts pages of.
+bool app_read(const trace_event& ev)
+{
+  return ev.fhash && ev.dir == io_dir::read && ev.category == category::posix;
+}
+
+}  // namespace
+
+uint64_t pages_read_by(const trace_event& ev)
+{
+  return app_read(ev) ? pages_touched(ev) : 0;
+}
+
 void page_cache_tally::add_read(const trace_event& read)
 {
-  if (!read.fhash || read.dir != io_dir::read || read.category != category::posix)
+  if (!app_read(read))
     return;
   std::pair<process_key, uint64_t> key{read.instance(), read.fhash};
   if (!last_ || last_key_ != key) {

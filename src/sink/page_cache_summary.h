@@ -30,6 +30,9 @@ struct page_cache_counts {
 // counter carries the sum the kernel made the same way, as its "pages" arg.
 uint64_t pages_touched(const trace_event& read);
 
+// The pages an event read as the tally counts them: an application read (POSIX) of a file, else 0.
+uint64_t pages_read_by(const trace_event& ev);
+
 class page_cache_tally {
  public:
   page_cache_tally() = default;

@@ -77,7 +77,7 @@ nlohmann::json amplification_json(const io_totals& t)
   return j;
 }
 
-summary_builder::recent_op& summary_builder::recent(const trace_event& ev)
+summary_builder::recent_op& summary_builder::recent(const trace_event& ev) const
 {
   constexpr size_t most_recent = 16;
   auto is_ev = [&ev](const recent_op& r) __attribute__((always_inline))
@@ -115,6 +115,7 @@ summary_builder::recent_op& summary_builder::recent(const trace_event& ev)
 
 uint64_t summary_builder::moved_bytes(process_key process) const
 {
+  settle();
   auto it = per_process_.find(process);
   if (it == per_process_.end())
     return 0;
@@ -124,6 +125,7 @@ uint64_t summary_builder::moved_bytes(process_key process) const
 
 void summary_builder::fold(process_key from, process_key into)
 {
+  settle();
   // The recent ops point into `from`'s maps.
   std::erase_if(recent_, [from](const recent_op& r) { return r.key == from; });
   next_replaced_ = 0;
@@ -146,6 +148,19 @@ void summary_builder::fold(process_key from, process_key into)
 }
 
 void summary_builder::add(const trace_event& ev)
+{
+  if (event_sums::summable(ev))
+    sums_.add(ev, pages_read_by(ev), [this](const trace_event& sum) { add_now(sum); });
+  else
+    add_now(ev);
+}
+
+void summary_builder::settle() const
+{
+  sums_.drain([this](const trace_event& sum) { add_now(sum); });
+}
+
+void summary_builder::add_now(const trace_event& ev) const
 {
   recent_op& r = recent(ev);
   add_to(totals_, *r.all, r.all_flow, ev);

@@ -10,6 +10,7 @@
 
 #include "core/event.h"
 #include "core/names.h"
+#include "sink/event_sums.h"
 #include "sink/file_summary.h"
 #include "sink/page_cache_summary.h"
 #include "core/latency_sketch.h"
@@ -42,21 +43,27 @@ class summary_builder {
   summary_builder(const summary_builder&) = delete;  // recent_ points into its own maps
   summary_builder& operator=(const summary_builder&) = delete;
   void add(const trace_event& ev);
-  const io_totals& totals() const { return totals_; }
-  const std::map<process_key, io_totals>& per_process() const { return per_process_; }
+  // Every read below first adds the events still summed (sink/event_sums.h): what is read is the
+  // same either way, so it is const.
+  const io_totals& totals() const { return settle(), totals_; }
+  const std::map<process_key, io_totals>& per_process() const { return settle(), per_process_; }
   // Bytes the application moved (POSIX, both ways): what decides which processes stay in detail.
   uint64_t moved_bytes(process_key process) const;
   // Adds everything of process `from` to process `into` (a fold, core/names.h); forgets `from`.
   void fold(process_key from, process_key into);
-  page_cache_tally& page_cache() { return page_cache_; }
-  const page_cache_tally& page_cache() const { return page_cache_; }
-  const file_tally& files() const { return files_; }
+  page_cache_tally& page_cache() { return settle(), page_cache_; }
+  const page_cache_tally& page_cache() const { return settle(), page_cache_; }
+  const file_tally& files() const { return settle(), files_; }
 
  private:
-  io_totals totals_;
-  std::map<process_key, io_totals> per_process_;
-  page_cache_tally page_cache_;
-  file_tally files_;
+  // Mutable: a const read settles the sums into them first (settle).
+  mutable io_totals totals_;
+  mutable std::map<process_key, io_totals> per_process_;
+  mutable page_cache_tally page_cache_;
+  mutable file_tally files_;
+  mutable event_sums sums_;
+  void settle() const;
+  void add_now(const trace_event& ev) const;
   // Where the last few (process, layer, operation)s of events were added: most events repeat
   // one of them, and looking them up in the maps by name was ~1,100 instructions an event.
   // Pointers into the maps' nodes, which stay where they are.
@@ -69,11 +76,11 @@ class summary_builder {
     layer_flow* all_flow = nullptr;  // found when the op first moves data
     layer_flow* process_flow = nullptr;
   };
-  std::vector<recent_op> recent_;
-  size_t next_replaced_ = 0;
+  mutable std::vector<recent_op> recent_;
+  mutable size_t next_replaced_ = 0;
   // The last two ops found, tried first: a call and its folded FS part alternate.
-  size_t last_ = 0, before_last_ = 0;
-  recent_op& recent(const trace_event& ev);
+  mutable size_t last_ = 0, before_last_ = 0;
+  recent_op& recent(const trace_event& ev) const;
 };
 
 // The processes of a run, those folded by command included.

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -218,6 +220,88 @@ TEST(Summary, BytesOfFilesInTurnAreEachTalliedWhereTheyBelong)
   EXPECT_EQ(p2["/c"]["POSIX"]["read_bytes"], 7);
   EXPECT_EQ(p2["/c"]["FS"]["read_bytes"], 5);
   EXPECT_EQ(p2["/c"]["FS"]["reads"], 1);
+}
+
+// The builder sums events of one key before it adds them (sink/event_sums.h). A storm's calls
+// and their folded FS parts in turn, over more keys than it sums at once (4), with profile
+// counters, timed and untimed device requests, and reads, a fold and kernel counts between them:
+// every count, byte, time, page and latency sample is what adding them one by one gives,
+// computed here by hand.
+TEST(Summary, EventsSummedBeforeTheyAreAddedCountAsAddedOneByOne)
+{
+  summary_builder s;
+  std::map<std::string, uint64_t> count, bytes, time;  // "pid layer op"
+  std::map<std::pair<uint32_t, uint64_t>, uint64_t> pages;
+  auto add = [&](trace_event ev, uint64_t pages_read) {
+    std::string key = std::to_string(ev.pid) + " " + std::string(ev.category) + " " + std::string(ev.name);
+    count[key] += ev.count;
+    bytes[key] += ev.bytes;
+    time[key] += ev.dur_us;
+    pages[{ev.pid, ev.fhash}] += pages_read;
+    s.add(ev);
+  };
+  auto pread = [](uint32_t pid, uint64_t fhash, uint64_t n, int64_t offset, std::string_view layer) {
+    trace_event ev = io_event("read", pid, n, 1 + n % 3, layer);
+    ev.fhash = fhash;
+    if (layer == "POSIX")
+      ev.add_arg("offset", offset);
+    return ev;
+  };
+  uint64_t moved_before_fold = 0, posix_of_3 = 0;
+  for (int i = 0; i < 600; ++i) {
+    uint32_t pid = 1 + i % 3;
+    uint64_t fhash = 100 + (i / 7) % 3, n = 4096 + static_cast<uint64_t>(i % 5) * 1000;
+    int64_t offset = i * 3000;
+    add(pread(pid, fhash, n, offset, "POSIX"), (offset + n - 1) / 4096 - offset / 4096 + 1);
+    add(pread(pid, fhash, n, offset, "FS"), 0);
+    if (i % 50 == 0) {  // a profile counter: many reads, their pages summed by the kernel
+      trace_event c = pread(pid, fhash, 3 * n, -1, "POSIX");
+      c.counter = true;
+      c.count = 3;
+      c.add_arg("pages", 7);
+      add(c, 7);
+    }
+    if (i % 40 == 0) {  // a device request: a latency sample; and one whose end ran no program
+      trace_event b = io_event("read", pid, 8192, 10 + i % 7, "BLOCK");
+      add(b, 0);
+      b.untimed = true;
+      b.dur_us = 0;
+      add(b, 0);
+    }
+    if (i == 300) {
+      moved_before_fold = s.moved_bytes(3);
+      for (const auto& [key, b] : bytes) posix_of_3 += key.starts_with("3 POSIX") ? b : 0;
+      s.page_cache().add_kernel_counts(1, 100, {.added = 5});
+    }
+  }
+  EXPECT_EQ(moved_before_fold, posix_of_3) << "what was summed by then counts";
+  for (const auto& [key, n] : count) {
+    std::istringstream in(key);
+    uint32_t pid = 0;
+    std::string layer, op;
+    in >> pid >> layer >> op;
+    const op_stats& o = s.per_process().at(pid).ops.at(layer).at(op);
+    EXPECT_EQ(o.count, n) << key;
+    EXPECT_EQ(o.bytes, bytes[key]) << key;
+    EXPECT_EQ(o.time_us, time[key]) << key;
+    if (layer == "BLOCK") {
+      EXPECT_EQ(o.latency.count, n / 2) << key << ": the timed requests, each a sample";
+    }
+  }
+  for (const auto& [key, n] : pages) {
+    if (key.second) {
+      EXPECT_EQ(s.page_cache().by_file().at({key.first, key.second}).pages_read, n)
+          << key.first << " " << key.second;
+    }
+  }
+  EXPECT_EQ(s.page_cache().by_file().at({1, 100}).added, 5u);
+  s.fold(3, 1);
+  uint64_t posix_of_1 = 0;
+  for (const auto& [key, b] : bytes)
+    if (key.starts_with("1 POSIX") || key.starts_with("3 POSIX"))
+      posix_of_1 += b;
+  EXPECT_EQ(s.moved_bytes(1), posix_of_1);
+  EXPECT_EQ(flow_of(s.per_process().at(1), "FS").read_ops, count["1 FS read"] + count["3 FS read"]);
 }
 
 }  // namespace

@@ -1,0 +1,103 @@
+// Events summed before the run summary adds them (sink/summary.h). The summary's add looks up
+// where an event counts (its process, layer and operation, its file's flows, the page-cache
+// tally): ~400 instructions an event, twice a buffered read (the call and its folded FS part),
+// where a storm's events repeat a few keys. What an event adds there is linear in its count,
+// bytes, time and pages read, so the sum of a key's events, added once, adds exactly what they
+// would have one by one. A device request's time is a latency sample as well (core/latency_sketch.h):
+// such events are added as they come.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "core/event.h"
+#include "core/short_text.h"
+
+namespace dc {
+
+class event_sums {
+ public:
+  // Whether `ev` may wait in a sum: anything but a timed device request.
+  static bool summable(const trace_event& ev);
+
+  // Adds `ev` (of which the page-cache tally counts `pages` read) to its key's sum. When no sum
+  // has its key, the least recently used one is handed to `flush` first, to make room.
+  template <class Flush>
+  void add(const trace_event& ev, uint64_t pages, Flush&& flush)
+  {
+    slot* s = find(ev);
+    if (!s) {
+      size_t i = next_++ % slots_.size();
+      s = &slots_[i];
+      found(i);
+      if (s->used)
+        flush(s->sum);
+      start(*s, ev);
+    }
+    s->sum.count += ev.count;
+    s->sum.bytes += ev.bytes;
+    s->sum.dur_us += ev.dur_us;
+    s->sum.args[0].value += static_cast<int64_t>(pages);
+  }
+
+  // Hands every sum to `flush` and empties them.
+  template <class Flush>
+  void drain(Flush&& flush)
+  {
+    for (slot& s : slots_)
+      if (s.used) {
+        flush(s.sum);
+        s.used = false;
+      }
+  }
+
+ private:
+  // A sum: a counter event (event.h: `count` calls; its "pages" arg the pages they read) named
+  // as its events, its name and layer kept here (the events' may not outlive them).
+  struct slot {
+    bool used = false;
+    std::string name, category;
+    trace_event sum;
+  };
+  std::array<slot, 4> slots_{};
+  size_t next_ = 0;
+  // The last two sums added to, tried first: a call and its folded FS part alternate.
+  size_t last_ = 0, before_last_ = 1;
+
+  // The name first: a call and its FS part have the same file, process and direction.
+  static bool same_key(const slot& s, const trace_event& ev)
+  {
+    const trace_event& k = s.sum;
+    return s.used && same_text(k.name, ev.name) && k.fhash == ev.fhash && k.instance() == ev.instance() &&
+           k.dir == ev.dir && k.fhash2 == ev.fhash2 && k.dir2 == ev.dir2 &&
+           same_text(k.category, ev.category);
+  }
+
+  void found(size_t i)
+  {
+    if (i != last_) {
+      before_last_ = last_;
+      last_ = i;
+    }
+  }
+
+  slot* find(const trace_event& ev)
+  {
+    for (size_t i : {last_, before_last_})
+      if (same_key(slots_[i], ev)) {
+        found(i);
+        return &slots_[i];
+      }
+    for (size_t i = 0; i < slots_.size(); ++i)
+      if (same_key(slots_[i], ev)) {
+        found(i);
+        return &slots_[i];
+      }
+    return nullptr;
+  }
+
+  static void start(slot& s, const trace_event& ev);
+};
+
+}  // namespace dc
