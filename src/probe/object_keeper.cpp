@@ -7,7 +7,6 @@
 #include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,7 +16,6 @@
 #include <cstring>
 #include <span>
 #include <string_view>
-#include <thread>
 
 #include "core/fd_closer.h"
 #include "datacrumbs.skel.h"

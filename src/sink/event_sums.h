@@ -22,13 +22,14 @@ class event_sums {
   static bool summable(const trace_event& ev);
 
   // Adds `ev` (of which the page-cache tally counts `pages` read) to its key's sum. When no sum
-  // has its key, the least recently used one is handed to `flush` first, to make room.
+  // has its key, one that is not among the last two added to is handed to `flush` first, to
+  // make room.
   template <class Flush>
   void add(const trace_event& ev, uint64_t pages, Flush&& flush)
   {
     slot* s = find(ev);
     if (!s) {
-      size_t i = next_++ % slots_.size();
+      size_t i = evictable();
       s = &slots_[i];
       found(i);
       if (s->used)
@@ -90,11 +91,19 @@ class event_sums {
         return &slots_[i];
       }
     for (size_t i = 0; i < slots_.size(); ++i)
-      if (same_key(slots_[i], ev)) {
+      if (i != last_ && i != before_last_ && same_key(slots_[i], ev)) {
         found(i);
         return &slots_[i];
       }
     return nullptr;
+  }
+
+  // The other slots in turn: a call and its FS part keep their two.
+  size_t evictable()
+  {
+    size_t i = next_++ % slots_.size();
+    while (i == last_ || i == before_last_) i = next_++ % slots_.size();
+    return i;
   }
 
   static void start(slot& s, const trace_event& ev);
