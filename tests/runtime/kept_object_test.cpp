@@ -142,7 +142,10 @@ TEST_F(runtime_test, TheCommandsUprobeLinksAreClosedByTheKeeperAndTheNextRunCoun
   EXPECT_EQ(fwrites_in(fresh), fwrites + 1);
   ASSERT_TRUE(wait_for(true, std::chrono::seconds(10))) << "no keeper after the run";
   auto argv = keeper_argv();
-  ASSERT_EQ(argv.size(), 7u) << "one keeper, started as keep_object starts it";
+  ASSERT_EQ(argv.size(), 7u) << "one keeper, started as keep_object starts it; found "
+                             << processes_with_argument("__keep-object").size()
+                             << " processes with the keeper's argument, a keeper listening: "
+                             << keeper_listening();
   int links = 0;
   std::istringstream plan(argv[3]);
   for (std::string item; std::getline(plan, item, ',');) links += item.starts_with("l");
