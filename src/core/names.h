@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "core/hash.h"
 
@@ -56,15 +57,23 @@ class file_table {
   void name(file_key key, uint64_t path_hash)
   {
     recent_[key] = path_hash;
+    last_ = {key, path_hash};
     if (recent_.size() >= generation_) {
       older_ = std::move(recent_);
       recent_.clear();
+      last_.reset();  // it must be found in older_ again, and so kept
     }
   }
   std::optional<uint64_t> find(file_key key)
   {
-    if (auto it = recent_.find(key); it != recent_.end())
+    // The last file found or named, in recent_ as long as it is kept here: a storm's calls
+    // repeat one file, and a hash lookup each was ~80 instructions an event.
+    if (last_ && last_->first == key)
+      return last_->second;
+    if (auto it = recent_.find(key); it != recent_.end()) {
+      last_ = {key, it->second};
       return it->second;
+    }
     auto it = older_.find(key);
     if (it == older_.end())
       return std::nullopt;
@@ -78,6 +87,7 @@ class file_table {
  private:
   size_t generation_;
   std::unordered_map<file_key, uint64_t, file_key_hash> recent_, older_;
+  std::optional<std::pair<file_key, uint64_t>> last_;
 };
 
 struct thread_info {

@@ -22,10 +22,28 @@ TEST(FileTable, KeepsTwoGenerationsAndWhatIsStillLookedUp)
   EXPECT_FALSE(files.find({2, 20}).has_value());  // same inode, another device
 }
 
+// The last file found is answered without a lookup; it is still kept as in use, across the
+// generations that pass while a storm reads only it.
+TEST(FileTable, AFileFoundAgainAndAgainIsKeptAcrossGenerations)
+{
+  file_table files(4);
+  files.name({1, 100}, 1000);
+  for (uint64_t ino = 1; ino <= 20; ++ino) {
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(files.find({1, 100}), 1000u) << "after " << ino << " files";
+    files.name({1, ino}, ino);
+    EXPECT_LE(files.size(), 8u);
+  }
+  EXPECT_EQ(files.find({1, 100}), 1000u);
+  EXPECT_EQ(files.find({1, 20}), 20u);
+  EXPECT_FALSE(files.find({1, 1}).has_value());
+  EXPECT_FALSE(files.find({1, 100 + (uint64_t{1} << 32)}).has_value());  // another file: not the last one
+}
+
 TEST(FileTable, ANameGivenAgainReplacesTheOld)
 {
   file_table files(4);
   files.name({1, 7}, 70);
+  EXPECT_EQ(files.find({1, 7}), 70u);
   files.name({1, 7}, 71);  // the inode reused by a new file
   EXPECT_EQ(files.find({1, 7}), 71u);
   EXPECT_EQ(files.size(), 1u);
