@@ -32,7 +32,8 @@ struct event_arg {
 };
 
 // A string arg: its text either fixed (static storage: an operation's or a state's name, no copy
-// made) or owned (an address, a probed call's string).
+// made; its bytes never change, so the writer checks it for escapes once) or owned (an address,
+// a probed call's string).
 struct event_text {
   std::string_view key;
   std::string_view fixed;

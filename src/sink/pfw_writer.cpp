@@ -144,8 +144,19 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
       p = put_int(p, ev.args[i].value);
     }
     for (uint8_t i = 0; i < ev.text_count; ++i) {
-      key(ev.texts[i].key);
-      p = put_json_string(p, ev.texts[i].value());
+      const event_text& t = ev.texts[i];
+      key(t.key);
+      if (!t.fixed.empty() && t.fixed.data() == plain_fixed_.data() &&
+          t.fixed.size() == plain_fixed_.size()) {
+        *p++ = '"';
+        p = put_raw(p, t.fixed);
+        *p++ = '"';
+        continue;
+      }
+      char* start = p;
+      p = put_json_string(p, t.value());
+      if (!t.fixed.empty() && static_cast<size_t>(p - start) == t.fixed.size() + 2)
+        plain_fixed_ = t.fixed;  // written as it is between its quotes: nothing escaped
     }
     if (ev.fhash)
       p = fhash_text_.put(put_raw(p, ",\"fhash\":"), ev.fhash);

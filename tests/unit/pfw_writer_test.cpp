@@ -95,6 +95,40 @@ TEST_F(writer_fixture, WritesDftracerLinesWithMetadataBeforeFirstUse)
 
 // The writer keeps its last pid's and tid's entries: a thread renamed between two of its events,
 // and a pid forgotten and then another process's, are each named again.
+// String args: a fixed text (static storage) that needs no escape is copied as it is once seen
+// so, one that needs escapes is escaped every time (twice in a row here), and an owned text
+// always.
+TEST_F(writer_fixture, StringArgsAreEscapedWhereTheyNeedItFixedOrOwned)
+{
+  static constexpr std::string_view plain = "buffered_read", quoted = "a \"b\"\\c";
+  {
+    auto out = gzip_member_writer::create(path);
+    ASSERT_TRUE(out);
+    pfw_writer w(std::move(*out), "node1", 100);
+    for (int i = 0; i < 3; ++i) {
+      trace_event ev = pread_event(100, 0);
+      ev.add_fixed_text("q", quoted);
+      ev.add_fixed_text("again", quoted);
+      ev.add_text("owned", "line\n" + std::to_string(i));
+      ev.add_fixed_text("fs", plain);
+      w.write_event(ev, {names, processes});
+    }
+    ASSERT_TRUE(w.finish({}));
+  }
+  auto t = test::parse_trace_text(test::read_gzip_members(path).text);
+  int spans = 0;
+  for (const auto& j : t.lines) {
+    if (j["ph"] != "X")
+      continue;
+    EXPECT_EQ(j["args"]["fs"], plain);
+    EXPECT_EQ(j["args"]["q"], quoted);
+    EXPECT_EQ(j["args"]["owned"], "line\n" + std::to_string(spans));
+    EXPECT_EQ(j["args"]["again"], quoted);
+    ++spans;
+  }
+  EXPECT_EQ(spans, 3);
+}
+
 TEST_F(writer_fixture, ARenamedThreadAndAReusedPidAreNamedAgain)
 {
   processes[100] = {100, 1, "app", "app", -1, {{100, {"app"}}}};
