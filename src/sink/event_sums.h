@@ -63,8 +63,10 @@ class event_sums {
   };
   std::array<slot, 4> slots_{};
   size_t next_ = 0;
-  // The last two sums added to, tried first: a call and its folded FS part alternate.
+  // The last two sums added to, tried first: a call and its folded FS part alternate (the one
+  // before the last is then tried first), a storm of one layer's calls repeats the last.
   size_t last_ = 0, before_last_ = 1;
+  bool alternating_ = false;
 
   // The name first: a call and its FS part have the same file, process and direction.
   static bool same_key(const slot& s, const trace_event& ev)
@@ -85,8 +87,10 @@ class event_sums {
 
   slot* find(const trace_event& ev)
   {
-    for (size_t i : {last_, before_last_})
+    size_t first = alternating_ ? before_last_ : last_, second = alternating_ ? last_ : before_last_;
+    for (size_t i : {first, second})
       if (same_key(slots_[i], ev)) {
+        alternating_ = i == before_last_;
         found(i);
         return &slots_[i];
       }
