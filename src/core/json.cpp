@@ -39,8 +39,10 @@ bool plain_word(Word w)
          !some_zero(w ^ (ones * '\\'));
 }
 
+}  // namespace
+
 // Whether all of s is plain: whole words, the last one overlapping the one before it.
-bool all_plain(std::string_view s)
+bool json_plain(std::string_view s)
 {
   const char* d = s.data();
   size_t n = s.size();
@@ -58,17 +60,12 @@ bool all_plain(std::string_view s)
   return true;
 }
 
-}  // namespace
-
 char* put_json_string(char* p, std::string_view s)
 {
   static constexpr char hex[] = "0123456789abcdef";
+  if (json_plain(s))  // names, layers and paths almost always are
+    return put_plain_json_string(p, s);
   *p++ = '"';
-  if (all_plain(s)) {  // names, layers and paths almost always are
-    p = put_raw(p, s);
-    *p++ = '"';
-    return p;
-  }
   // The plain run before the first byte that is not, at once.
   size_t i = 0;
   while (i < s.size() && plain(static_cast<unsigned char>(s[i]))) ++i;

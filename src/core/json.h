@@ -36,6 +36,19 @@ inline char* put_raw(char* p, std::string_view s)
   return copy_text(p, s);
 }
 
+// Whether put_json_string writes s as it is between its quotes: printable ASCII, no quote or
+// backslash (most names, layers and paths).
+bool json_plain(std::string_view s);
+
+// s between quotes, as it is: for a text json_plain says needs nothing escaped.
+inline char* put_plain_json_string(char* p, std::string_view s)
+{
+  *p++ = '"';
+  p = put_raw(p, s);
+  *p++ = '"';
+  return p;
+}
+
 namespace detail {
 
 // "00" to "99": decimal digits are written two at a time, as std::to_chars does, but a 64-bit

@@ -146,17 +146,13 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
     for (uint8_t i = 0; i < ev.text_count; ++i) {
       const event_text& t = ev.texts[i];
       key(t.key);
-      if (!t.fixed.empty() && t.fixed.data() == plain_fixed_.data() &&
-          t.fixed.size() == plain_fixed_.size()) {
-        *p++ = '"';
-        p = put_raw(p, t.fixed);
-        *p++ = '"';
-        continue;
+      bool seen_plain = t.fixed.data() == plain_fixed_.data() && t.fixed.size() == plain_fixed_.size();
+      if (!t.fixed.empty() && (seen_plain || json_plain(t.fixed))) {
+        plain_fixed_ = t.fixed;
+        p = put_plain_json_string(p, t.fixed);
+      } else {
+        p = put_json_string(p, t.value());
       }
-      char* start = p;
-      p = put_json_string(p, t.value());
-      if (!t.fixed.empty() && static_cast<size_t>(p - start) == t.fixed.size() + 2)
-        plain_fixed_ = t.fixed;  // written as it is between its quotes: nothing escaped
     }
     if (ev.fhash)
       p = fhash_text_.put(put_raw(p, ",\"fhash\":"), ev.fhash);

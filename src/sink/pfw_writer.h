@@ -144,8 +144,8 @@ class pfw_writer {
   };
   std::array<kind_text, 2> kinds_;
   size_t last_kind_ = 0;
-  // The last fixed string arg (event_text::fixed, static storage: its bytes never change) found
-  // to need no escape: copied as it is while it repeats (a buffered read's "fs" in every line).
+  // The last fixed string arg (event_text::fixed, static storage: its bytes never change) that
+  // json_plain passed: copied as it is while it repeats (a buffered read's "fs" in every line).
   std::string_view plain_fixed_;
   std::string_view name_and_category(const trace_event& ev);
   std::unordered_set<uint64_t> written_hashes_;
