@@ -304,21 +304,27 @@ static void let_go(int* gate, pid_t pid)
 static int collide(const char* dir, pid_t stride)
 {
   int gate_a[2], gate_b[2];
-  pid_t a = waiting_child(gate_a, NULL, 0, -1), b = 0;
   FILE* f = fopen("/proc/sys/kernel/pid_max", "r");
   long pid_max = 0;
   if (!f || fscanf(f, "%ld", &pid_max) != 1)
     die("pid_max");
   fclose(f);
-  pid_t want = a + stride < pid_max ? a + stride : a - stride; /* pids below 300 are not reused */
-  for (int i = 0; i < 50 && !b && want > 300; ++i) {
-    pid_t got = waiting_child(gate_b, dir, want, gate_a[1]);
-    if (got == want)
-      b = got;
-    else /* another process took the pid first: this child exits without I/O */
-      let_go(gate_b, got);
+  pid_t b = 0;
+  /* A new A each try: its partner pid may be held by another process, or be none (A's pid just
+   * above STRIDE, whose partners are below 300 or past pid_max); after the first, A is asked
+   * for a pid low enough that its partner is above it, each time another. */
+  for (int i = 0; i < 50 && !b; ++i) {
+    pid_t a = waiting_child(gate_a, NULL, i ? 301 + i * 97 : 0, -1);
+    pid_t want = a + stride < pid_max ? a + stride : a - stride; /* pids below 300 are not reused */
+    if (want > 300) {
+      pid_t got = waiting_child(gate_b, dir, want, gate_a[1]);
+      if (got == want)
+        b = got;
+      else /* another process took the pid first: this child exits without I/O */
+        let_go(gate_b, got);
+    }
+    let_go(gate_a, a);
   }
-  let_go(gate_a, a);
   if (b)
     let_go(gate_b, b);
   write_text(dir, "collide", b);
