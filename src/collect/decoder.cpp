@@ -194,22 +194,22 @@ void decoder::place(trace_event& ev, const dc_nesting& nest, trace_event::parent
 void decoder::finish_trace()
 {
   if (sinks_.trace)
-    sinks_.trace->flush_held({state_.names, state_.processes});
-  for (event_sink* v : views_) v->finish({state_.names, state_.processes});
+    sinks_.trace->flush_held(trace_names_now());
+  for (event_sink* v : views_) v->finish(trace_names_now());
 }
 
 void decoder::tick(std::chrono::steady_clock::time_point now)
 {
-  for (event_sink* v : views_) v->tick(now, {state_.names, state_.processes});
+  for (event_sink* v : views_) v->tick(now, trace_names_now());
 }
 
 void decoder::emit(const trace_event& ev)
 {
   if (sinks_.trace && !ev.folded)
-    sinks_.trace->write_event(ev, {state_.names, state_.processes});
+    sinks_.trace->write_event(ev, trace_names_now());
   if (sinks_.summary)
     sinks_.summary->add(ev);
-  for (event_sink* v : views_) v->add(ev, {state_.names, state_.processes});
+  for (event_sink* v : views_) v->add(ev, trace_names_now());
 }
 
 }  // namespace dc

@@ -79,6 +79,8 @@ struct decode_state {
   name_table names;
   file_table files;
   process_table processes;
+  // Counts the changes to `processes` (process_for, fold_process): the trace_names version.
+  uint64_t processes_changed = 1;
   pid_table pids;
   // Path arguments (by slot) waiting for the next syscall event of a thread.
   std::unordered_map<uint32_t, std::array<uint64_t, 2>> call_paths;
@@ -127,6 +129,8 @@ class decoder {
 
   decode_state& state() { return state_; }
   const decode_state& state() const { return state_; }
+  // The tables as the sinks read them, with their version.
+  trace_names trace_names_now() const { return {state_.names, state_.processes, state_.processes_changed}; }
   // One process's in-kernel page-cache counts for one file (read at the end of a run), to the summary.
   void decode_page_cache(const dc_pagecache_key& key, const dc_pagecache_counts& counts);
   // One PAGECACHE totals line per process and file the summary has counts for, at now_us.

@@ -44,7 +44,7 @@ void decoder::write_page_cache_counters(uint64_t now_us)
     ev.add_arg("pages_dirtied", static_cast<int64_t>(c.dirtied));
     ev.add_arg("pages_written_back", static_cast<int64_t>(c.written_back));
     ev.add_arg("pages_evicted", static_cast<int64_t>(c.evicted));
-    sinks_.trace->write_totals(ev, {state_.names, state_.processes});
+    sinks_.trace->write_totals(ev, trace_names_now());
   }
 }
 

@@ -25,6 +25,7 @@ process_info& decoder::process_for(uint32_t pid, bool new_process)
   }
   process_info& p = state_.processes[current];
   p.pid = pid;
+  ++state_.processes_changed;  // the caller changes it
   return p;
 }
 
@@ -63,6 +64,7 @@ void decoder::fold_process(process_key key)
   if (process_of(pid) == key)
     state_.pids[pid].fold = static_cast<uint32_t>((fold->second & ~folded_key_bit) + 1);
   state_.processes.erase(it);
+  ++state_.processes_changed;
 }
 
 void decoder::process_ended(uint32_t pid, process_key key, const process_info& p, uint64_t ts_ns)
@@ -83,8 +85,10 @@ void decoder::forget_ended(uint64_t now_ns)
   while (!ended_.empty() && ended_.front().ts_ns + forget_after_ns <= now_ns) {
     const ended_process& e = ended_.front();
     // Kept in detail (the summary's busiest): no second snapshot if a late event names it again.
-    if (auto it = state_.processes.find(e.key); it != state_.processes.end())
+    if (auto it = state_.processes.find(e.key); it != state_.processes.end()) {
       it->second.forgotten = true;
+      ++state_.processes_changed;
+    }
     // Its late events after it was folded were named under the fold: they go too. Without
     // this a run whose pids wrapped named every pid for good (the soak: 32,000 of each).
     for (process_key k : {e.key, fold_of_late_events(e.pid, e.key)}) {

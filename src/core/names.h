@@ -146,6 +146,10 @@ using process_table = std::map<process_key, process_info>;
 struct trace_names {
   const name_table& names;
   const process_table& processes;
+  // Changes when any entry of `processes` is made, changed or erased (the decoder's
+  // processes_changed); 0: not counted. A writer names an event's process and thread again only
+  // when it changed, or the event is another thread's.
+  uint64_t processes_version = 0;
 };
 
 // Converts a user-space st_dev to the kernel's s_dev encoding that BPF reports.

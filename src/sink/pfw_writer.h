@@ -109,8 +109,21 @@ class pfw_writer {
 
  private:
   void begin_metadata(std::string_view name, uint32_t pid, uint32_t tid, uint64_t ts_us);
+  // An FH line for a file not named yet (hash neither 0 nor the one named last).
   void write_file_hash(uint64_t hash, const trace_names& names, uint32_t pid, uint32_t tid, uint64_t ts_us);
-  void write_names_for(const trace_event& ev, const trace_names& names);
+  void name_process_and_thread(const trace_event& ev, const trace_names& names);
+  // The naming lines an event needs first. Inline: most events are the thread the one before
+  // was, its process table unchanged since, on the file named last, and need none.
+  void write_names_for(const trace_event& ev, const trace_names& names)
+  {
+    if (names.processes_version == 0 || names.processes_version != named_version_ ||
+        ev.tid != last_tid_.first || ev.pid != last_pid_.first || !last_tid_.second || !last_pid_.second ||
+        ev.instance() != last_pid_.second->process || ev.instance() != last_tid_.second->process)
+      name_process_and_thread(ev, names);
+    for (uint64_t hash : {ev.fhash, ev.fhash2})
+      if (hash != 0 && hash != last_hash_)
+        write_file_hash(hash, names, ev.pid, ev.tid, ev.ts_us);
+  }
   void write_now(const trace_event& ev, const trace_names& names);
   void write_counter(const trace_event& ev, const trace_names& names);
   // The thread an event is drawn on: its own, or a lane (named on first use).
@@ -160,6 +173,8 @@ class pfw_writer {
   // hash lookup each per event otherwise. Their nodes stay put until forget_process erases them.
   std::pair<uint32_t, named_process*> last_pid_{0, nullptr};
   std::pair<uint32_t, named_thread*> last_tid_{0, nullptr};
+  // The trace_names version (processes_version) last_pid_'s and last_tid_'s names were checked at.
+  uint64_t named_version_ = 0;
   std::string span_args_;  // ,"ph":"X","args":{"hhash":H: the same on every span
   lane_table lanes_;
   thread_order order_;

@@ -30,8 +30,6 @@ std::pair<typename Map::mapped_type*, bool> entry_through(
 void pfw_writer::write_file_hash(uint64_t hash, const trace_names& names, uint32_t pid, uint32_t tid,
                                  uint64_t ts_us)
 {
-  if (hash == 0 || hash == last_hash_)
-    return;
   last_hash_ = hash;
   if (!written_hashes_.insert(hash).second)
     return;
@@ -58,8 +56,9 @@ void pfw_writer::forget_process(uint32_t pid, process_key process, std::span<con
     process_forgotten_(pid, process);
 }
 
-void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names)
+void pfw_writer::name_process_and_thread(const trace_event& ev, const trace_names& names)
 {
+  named_version_ = names.processes_version;
   std::string& b = out_.buffer();
   auto proc = names.processes.find(ev.instance());
   bool known = proc != names.processes.end();
@@ -110,8 +109,6 @@ void pfw_writer::write_names_for(const trace_event& ev, const trace_names& names
     append_string_field(b, "name", comm);
     b.append("}}\n");
   }
-  write_file_hash(ev.fhash, names, ev.pid, ev.tid, ev.ts_us);
-  write_file_hash(ev.fhash2, names, ev.pid, ev.tid, ev.ts_us);
 }
 
 uint32_t pfw_writer::track_of(const trace_event& ev)

@@ -66,6 +66,26 @@ TEST_F(process_instances, AnExecContinuesItsProcessButNotAnExitedOne)
   EXPECT_EQ(dec->state().processes.at(instance_key(40, 1)).exit_status, -1);
 }
 
+// The writer skips naming an event's thread again while its process table is unchanged: an exec
+// or a thread's new name between two calls of one thread still names it again before the second.
+TEST_F(process_instances, AThreadRenamedBetweenItsCallsIsNamedAgainBeforeTheNext)
+{
+  process(50, "sh", 2, true);
+  feed_task(DC_TASK_EXEC, 50, 50, 1, "cat", std::string_view("cat\0", 4));
+  feed_syscall(SYS_pread64, 50, 100, {3, 0, 100, 0, 0, 0}, data_file);
+  feed_task(DC_TASK_THREAD, 50, 50, 1, "worker");
+  feed_syscall(SYS_pread64, 50, 100, {3, 0, 100, 0, 0, 0}, data_file);
+  feed_syscall(SYS_pread64, 50, 100, {3, 0, 100, 0, 0, 0}, data_file);
+  ASSERT_TRUE(writer->finish({}));
+  std::vector<std::string> seen;
+  for (auto& l : test::parse_trace_text(test::read_gzip_members(path).text).lines)
+    if (l["pid"] == 50 &&
+        (l["name"] == "process_name" || l["name"] == "thread_name" || l["name"] == "pread64"))
+      seen.push_back(l["name"] == "pread64" ? "call" : l["args"]["name"].get<std::string>());
+  EXPECT_EQ(seen, (std::vector<std::string>{"sh", "sh", "call", "call", "cat", "cat", "call", "worker",
+                                            "call", "call"}));
+}
+
 TEST_F(process_instances, PastTheDetailKeptTheLeastBusyAreFoldedByCommandExactly)
 {
   dec->keep_process_detail(2);
