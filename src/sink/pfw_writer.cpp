@@ -113,7 +113,7 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
     most += ev.texts[i].key.size() + 4 + json_string_bound(ev.texts[i].value());
   // Kernel ids are >= 2^30 (tid << 30), so they never meet the writer's own small ids.
   uint64_t id = ev.level ? ev.id : next_id_++;
-  std::string_view kind = name_and_category(ev);
+  std::string_view who = who_text(ev, tid);
   append_line(out_.buffer(), most, [&](char* p) {
     auto key = [&](std::string_view k) {  // ,"k":
       *p++ = ',';
@@ -123,10 +123,7 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
       *p++ = ':';
     };
     p = id_text_.put(put_raw(p, "{\"id\":"), id);
-    p = put_raw(p, kind);
-    p = pid_text_.put(put_raw(p, ",\"pid\":"), ev.pid);
-    p = tid_text_.put(put_raw(p, ",\"tid\":"), tid);
-    p = ts_text_.put(put_raw(p, ",\"ts\":"), ev.ts_us);
+    p = ts_text_.put(put_raw(p, who), ev.ts_us);
     p = put_int(put_raw(p, ",\"dur\":"), ev.dur_us);
     p = put_raw(p, span_args_);
     if (tid != ev.tid) {

@@ -147,20 +147,22 @@ class pfw_writer {
     bool known = false;
     uint32_t version = 0;  // process_info::names_version when named
   };
-  kept_number pid_text_, tid_text_, fhash_text_;  // of the last span line
+  kept_number fhash_text_;  // of the last span line
   kept_high_digits id_text_, ts_text_;
-  // The `,"name":"...","cat":"..."` text of the last two (name, layer)s of span lines: most lines
-  // repeat one of them (a call, and the one before), and escaping both again was a sixth of a
-  // line's instructions.
-  struct kind_text {
-    std::string name, category, text;
+  // The `,"name":"...","cat":"...","pid":P,"tid":T,"ts":` text of the last two (name, layer,
+  // pid, track)s of span lines: most lines repeat one of them (a call, and the one before), and
+  // escaping the names again was a sixth of a line's instructions.
+  struct who_line {
+    std::string name, category;
+    uint32_t pid = 0, tid = 0;
+    std::string text;
   };
-  std::array<kind_text, 2> kinds_;
-  size_t last_kind_ = 0;
+  std::array<who_line, 2> whos_;
+  size_t last_who_ = 0;
   // The last fixed string arg (event_text::fixed, static storage: its bytes never change) that
   // json_plain passed: copied as it is while it repeats (a buffered read's "fs" in every line).
   std::string_view plain_fixed_;
-  std::string_view name_and_category(const trace_event& ev);
+  std::string_view who_text(const trace_event& ev, uint32_t tid);
   std::unordered_set<uint64_t> written_hashes_;
   uint64_t last_hash_ = 0;  // in written_hashes_: most events name the file the one before named
   std::unordered_map<uint32_t, named_process> named_pids_;

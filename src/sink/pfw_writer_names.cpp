@@ -127,23 +127,30 @@ uint32_t pfw_writer::track_of(const trace_event& ev)
   return p.tid;
 }
 
-std::string_view pfw_writer::name_and_category(const trace_event& ev)
+std::string_view pfw_writer::who_text(const trace_event& ev, uint32_t tid)
 {
-  for (size_t i : {last_kind_, 1 - last_kind_})
-    if (same_text(kinds_[i].name, ev.name) && same_text(kinds_[i].category, ev.category) &&
-        !kinds_[i].text.empty()) {
-      last_kind_ = i;
-      return kinds_[i].text;
+  for (size_t i : {last_who_, 1 - last_who_}) {
+    const who_line& w = whos_[i];
+    if (w.pid == ev.pid && w.tid == tid && same_text(w.name, ev.name) && same_text(w.category, ev.category) &&
+        !w.text.empty()) {
+      last_who_ = i;
+      return w.text;
     }
-  last_kind_ = 1 - last_kind_;
-  kind_text& k = kinds_[last_kind_];
-  k.name = ev.name;
-  k.category = ev.category;
-  k.text = ",\"name\":";
-  append_json_string(k.text, ev.name);
-  k.text += ",\"cat\":";
-  append_json_string(k.text, ev.category);
-  return k.text;
+  }
+  last_who_ = 1 - last_who_;
+  who_line& w = whos_[last_who_];
+  w.name = ev.name;
+  w.category = ev.category;
+  w.pid = ev.pid;
+  w.tid = tid;
+  w.text = ",\"name\":";
+  append_json_string(w.text, ev.name);
+  w.text += ",\"cat\":";
+  append_json_string(w.text, ev.category);
+  append_field(w.text, "pid", ev.pid);
+  append_field(w.text, "tid", tid);
+  w.text += ",\"ts\":";
+  return w.text;
 }
 
 }  // namespace dc

@@ -60,6 +60,7 @@ bool thread_order::admit(const trace_event& ev)
   if (!wait || t.held.size() >= max_held)
     return true;
   t.held.push_back(ev);
+  ++held_;
   return false;
 }
 
@@ -75,6 +76,7 @@ std::span<trace_event> thread_order::take_marked(thread& t)
     else
       ++keep;
   }
+  held_ -= t.held.size() - keep;
   t.held.resize(keep);
   // Kernel ids grow at each entry on a thread: id order is call order, parents first.
   std::stable_sort(out_.begin(), out_.end(),
@@ -82,7 +84,7 @@ std::span<trace_event> thread_order::take_marked(thread& t)
   return out_;
 }
 
-std::span<trace_event> thread_order::freed_by(const trace_event& written)
+std::span<trace_event> thread_order::free_held_by(const trace_event& written)
 {
   if (!ordered(written))
     return {};

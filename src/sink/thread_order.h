@@ -34,7 +34,11 @@ class thread_order {
   bool admit(const trace_event& ev);
   // What writing `written` frees: its held descendants, and held spans whose parent is now known
   // lost, parents first. Valid until the next call.
-  std::span<trace_event> freed_by(const trace_event& written);
+  // Inline: nothing is held on any thread for almost every span written.
+  std::span<trace_event> freed_by(const trace_event& written)
+  {
+    return held_ == 0 ? std::span<trace_event>{} : free_held_by(written);
+  }
   // Everything every thread holds (at the end of the run), each thread's by id.
   std::span<trace_event> drain_all();
   // A thread of a process that ended: drops its state unless spans of it still wait or its tid
@@ -52,6 +56,7 @@ class thread_order {
   bool held_id(const thread& t, int64_t id) const;
   // Moves the held spans marked in taken_ to out_, sorted by id.
   std::span<trace_event> take_marked(thread& t);
+  std::span<trace_event> free_held_by(const trace_event& written);
 
   std::unordered_map<uint32_t, thread> threads_;
   uint32_t cached_tid_ = 0;
@@ -59,6 +64,7 @@ class thread_order {
   std::vector<trace_event> out_;
   std::vector<char> taken_;
   std::vector<int64_t> roots_;
+  size_t held_ = 0;  // spans held on all threads
 };
 
 }  // namespace dc

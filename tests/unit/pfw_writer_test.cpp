@@ -93,6 +93,39 @@ TEST_F(writer_fixture, WritesDftracerLinesWithMetadataBeforeFirstUse)
   EXPECT_EQ(t.lines.front()["name"], "HH");
 }
 
+// The writer keeps the text of a line's name, layer, pid and tid from the lines before: each line
+// still has its own, whichever of them changes.
+TEST_F(writer_fixture, EachSpanHasItsOwnNameLayerPidAndTidWhateverRepeats)
+{
+  struct who {
+    std::string name, category;
+    uint32_t pid, tid;
+    bool operator==(const who&) const = default;
+  };
+  std::vector<who> sent{{"pread64", "POSIX", 100, 100}, {"pread64", "POSIX", 100, 101},
+                        {"pread64", "POSIX", 200, 101}, {"pread64", "POSIX", 100, 100},
+                        {"pread64", "STDIO", 100, 100}, {"read", "STDIO", 100, 100},
+                        {"read", "STDIO", 100, 100},    {"pread64", "POSIX", 200, 101}};
+  {
+    auto out = gzip_member_writer::create(path);
+    ASSERT_TRUE(out);
+    pfw_writer w(std::move(*out), "node1", 100);
+    for (const who& s : sent) {
+      trace_event ev = pread_event(s.tid, 0);
+      ev.name = s.name;
+      ev.category = s.category;
+      ev.pid = s.pid;
+      w.write_event(ev, {names, processes});
+    }
+    ASSERT_TRUE(w.finish({}));
+  }
+  std::vector<who> written;
+  for (const auto& j : test::parse_trace_text(test::read_gzip_members(path).text).lines)
+    if (j["ph"] == "X")
+      written.push_back({j["name"], j["cat"], j["pid"], j["tid"]});
+  EXPECT_TRUE(written == sent);
+}
+
 // The writer keeps its last pid's and tid's entries: a thread renamed between two of its events,
 // and a pid forgotten and then another process's, are each named again.
 // String args: a fixed text (static storage) that needs no escape is copied as it is once seen
