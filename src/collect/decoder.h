@@ -193,6 +193,7 @@ class decoder {
     std::vector<uint32_t> tids;
   };
   std::deque<ended_process> ended_;  // by exit time, oldest first
+  trace_event folded_part_;          // decode_folded_fs's, reused
 };
 
 layer_op block_op(uint32_t op);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace dc {
@@ -42,7 +43,9 @@ struct event_text {
   std::string_view value() const { return fixed.empty() ? std::string_view(owned) : fixed; }
 };
 
-struct trace_event {
+// An event's fields but its args: trivially copyable, so an event kept for reuse is made blank
+// again by assigning a blank head (every field, whatever is added here later) and no args.
+struct event_head {
   std::string_view name;      // the operation: "pread64", "write", ...
   std::string_view category;  // the layer (core/category.h), or a uprobe config entry's name
   uint32_t pid = 0;           // TGID
@@ -73,6 +76,14 @@ struct trace_event {
   enum class parent_of : uint8_t { none, syscall, call, call_sent } parent_kind = parent_of::none;
   lane_kind lane = lane_kind::none;
   uint32_t lane_dev = 0;  // lane_kind::device: the device (major << 20 | minor)
+
+  // The process's key in the run's tables: `process`, or the pid where no decoder set one.
+  uint64_t instance() const { return process ? process : pid; }
+};
+
+static_assert(std::is_trivially_copyable_v<event_head>);
+
+struct trace_event : event_head {
   // The most any decoder adds: the page-fault layer's 10 (address, write, index, around_first,
   // around_last, pages_mapped, pages_read, major, minor, in_kernel); add_arg drops any more.
   std::array<event_arg, 10> args;  // only the first arg_count are set
@@ -80,8 +91,13 @@ struct trace_event {
   std::array<event_text, 4> texts{};  // string args (addresses, ...)
   uint8_t text_count = 0;
 
-  // The process's key in the run's tables: `process`, or the pid where no decoder set one.
-  uint64_t instance() const { return process ? process : pid; }
+  // As a new event, the storage of its owned texts kept.
+  void clear()
+  {
+    static_cast<event_head&>(*this) = event_head{};
+    arg_count = 0;
+    text_count = 0;
+  }
 
   void add_text(std::string_view key, std::string value)
   {

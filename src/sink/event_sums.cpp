@@ -15,7 +15,7 @@ void event_sums::start(slot& s, const trace_event& ev)
   s.name = ev.name;
   s.category = ev.category;
   trace_event& k = s.sum;
-  k = trace_event{};
+  k.clear();
   k.name = s.name;
   k.category = s.category;
   k.pid = ev.pid;

@@ -259,11 +259,12 @@ TEST_F(decoder_fixture, ARunOfStagedSyscallRecordsIsEveryCallInOrder)
 }
 
 // One event per call: a buffered read or write the kernel folded into its call's record is
-// written as args of the call, and counted in the FS layer as its own event was.
+// written as args of the call, and counted in the FS layer as its own event was (a read at the
+// end of the file moves nothing: none of the read before it is counted again).
 TEST_F(decoder_fixture, AFoldedBufferedReadIsArgsOfItsCallAndCountedInTheFsLayer)
 {
   feed_path(DC_REC_FILE_NAME, 11, "", std::string_view("data.bin\0dir\0", 13), data_file);
-  std::vector<dc_staged_record> run(2);
+  std::vector<dc_staged_record> run(3);
   for (size_t i = 0; i < run.size(); ++i) {
     dc_syscall_event& s = run[i].syscall;
     s.hdr = header(DC_REC_SYSCALL, 11, 5'000'000 + i * 10'000);
@@ -282,9 +283,14 @@ TEST_F(decoder_fixture, AFoldedBufferedReadIsArgsOfItsCallAndCountedInTheFsLayer
   run[1].syscall.ret = 100;
   run[1].syscall.args[2] = 100;
   run[1].syscall.fs = {.first = 12'345, .page_span = 0, .op = DC_FS_BUFFERED_WRITE};
+  run[2].syscall.nr = SYS_pread64;
+  run[2].syscall.ret = 0;
+  run[2].syscall.args[2] = 4096;
+  run[2].syscall.args[3] = 1 << 20;
+  run[2].syscall.fs = {.first = 256, .page_span = 0, .op = DC_FS_BUFFERED_READ};
   feed_staged(run);
   auto ev = events();
-  ASSERT_EQ(ev.size(), 2u);
+  ASSERT_EQ(ev.size(), 3u);
   EXPECT_EQ(ev[0]["name"], "pread64");
   EXPECT_EQ(ev[0]["args"]["fs"], "buffered_read");
   EXPECT_EQ(ev[0]["args"]["first_page"], 1);
@@ -294,9 +300,9 @@ TEST_F(decoder_fixture, AFoldedBufferedReadIsArgsOfItsCallAndCountedInTheFsLayer
   EXPECT_EQ(ev[1]["args"]["fs"], "buffered_write");
   EXPECT_EQ(ev[1]["args"]["fs_offset"], 12'345);
   const auto& fs = summary.totals().ops.at("FS");
-  EXPECT_EQ(fs.at("buffered_read").count, 1u);
+  EXPECT_EQ(fs.at("buffered_read").count, 2u);
   EXPECT_EQ(fs.at("buffered_read").bytes, 8192u);
-  EXPECT_EQ(fs.at("buffered_read").time_us, 3u);
+  EXPECT_EQ(fs.at("buffered_read").time_us, 6u);
   EXPECT_EQ(fs.at("buffered_write").bytes, 100u);
   EXPECT_EQ(summary.totals().flows.at("FS").read_bytes, 8192u);
   EXPECT_EQ(summary.totals().flows.at("FS").write_bytes, 100u);

@@ -120,6 +120,12 @@ TEST(JsonFields, PutIntWritesWhatToCharsWrites)
   expect_as_to_chars(std::numeric_limits<int64_t>::max());
   expect_as_to_chars(std::numeric_limits<int32_t>::min());
   expect_as_to_chars(std::numeric_limits<uint8_t>::max());
+  // Every value below 10^6, and a stride through the 8-digit parts (each lane of digits_8).
+  for (uint64_t v = 0; v < 1000000; ++v) expect_as_to_chars(v);
+  for (uint64_t v = 0; v < 100000000; v += 997) {
+    expect_as_to_chars(v);
+    expect_as_to_chars(v + 100000000 * v);
+  }
   uint64_t x = 88172645463325252ull;  // xorshift: values of every size
   for (int i = 0; i < 100000; ++i) {
     x ^= x << 13;
