@@ -170,6 +170,14 @@ trace_event decoder::begin_event(std::string_view name, std::string_view categor
                                  const dc_record_header& hdr, uint64_t dur_ns) const
 {
   trace_event ev;
+  begin_event(ev, name, category, hdr, dur_ns);
+  return ev;
+}
+
+void decoder::begin_event(trace_event& ev, std::string_view name, std::string_view category,
+                          const dc_record_header& hdr, uint64_t dur_ns) const
+{
+  ev.clear();
   ev.name = name;
   ev.category = category;
   ev.pid = hdr.tgid;
@@ -178,7 +186,6 @@ trace_event decoder::begin_event(std::string_view name, std::string_view categor
   us_span span = to_span(hdr.ts_ns, dur_ns, state_.clock);
   ev.ts_us = span.ts_us;
   ev.dur_us = span.dur_us;
-  return ev;
 }
 
 void decoder::place(trace_event& ev, const dc_nesting& nest, trace_event::parent_of kind)

@@ -170,9 +170,12 @@ class decoder {
   void decode_uprobe(const dc_uprobe_event& ev);
   // Layer, operation name and direction of a profile counter; false for a key no layer made.
   bool name_counter(const dc_profile_key& key, trace_event& ev);
-  // An event of `category` for the thread in `hdr`, spanning hdr.ts_ns .. + dur_ns.
+  // An event of `category` for the thread in `hdr`, spanning hdr.ts_ns .. + dur_ns: a new one,
+  // or `ev` made blank and begun so (an event kept for reuse).
   trace_event begin_event(std::string_view name, std::string_view category, const dc_record_header& hdr,
                           uint64_t dur_ns) const;
+  void begin_event(trace_event& ev, std::string_view name, std::string_view category,
+                   const dc_record_header& hdr, uint64_t dur_ns) const;
   void emit(const trace_event& ev);
   // Places ev in its thread's call tree where the kernel placed it (if it did), under a parent
   // of `kind` (what the trace writer needs to write parents first).
@@ -193,7 +196,10 @@ class decoder {
     std::vector<uint32_t> tids;
   };
   std::deque<ended_process> ended_;  // by exit time, oldest first
-  trace_event folded_part_;          // decode_folded_fs's, reused
+  // Kept for reuse: a new event a call (its texts' strings built and destroyed) was ~40
+  // instructions, twice a buffered call.
+  trace_event call_;         // decode_syscall's
+  trace_event folded_part_;  // decode_folded_fs's
 };
 
 layer_op block_op(uint32_t op);

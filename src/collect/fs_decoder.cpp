@@ -107,8 +107,6 @@ void decoder::decode_folded_fs(const dc_syscall_event& raw, const trace_event& c
   // once a call, this is most of what every layer costs the collector beyond the system calls.
   const dc_folded_fs& fs = raw.fs;
   layer_op op = fs_op(fs.op);
-  // One event kept for every call's FS part: making a new one (its texts' strings built and
-  // destroyed) was ~40 instructions of each buffered call.
   trace_event& ev = folded_part_;
   ev.clear();
   ev.name = op.name;

@@ -90,7 +90,8 @@ void decoder::decode_syscall(const dc_syscall_event& raw)
     ++malformed_;
     return;
   }
-  trace_event ev = begin_event(info->name, category::posix, raw.hdr, raw.dur_ns);
+  trace_event& ev = call_;
+  begin_event(ev, info->name, category::posix, raw.hdr, raw.dur_ns);
   ev.id = raw.id;
   ev.parent = raw.parent;
   ev.level = raw.level;

@@ -81,6 +81,32 @@ TEST_F(decoder_fixture, RenameCarriesBothPaths)
   EXPECT_EQ(ev[0]["args"]["fhash2"], string_hash("/b/new"));
 }
 
+// The decoder builds each call's event in one it keeps: a call has its own args and files only,
+// none of the call before (a rename's two paths, then a read of no file).
+TEST_F(decoder_fixture, ACallsLineHasOnlyItsOwnArgsAndFiles)
+{
+  feed_path(DC_REC_CALL_PATH, 13, std::string_view("/a/old\0", 7), "", {}, 0);
+  feed_path(DC_REC_CALL_PATH, 13, std::string_view("new\0", 4), std::string_view("b\0", 2), {}, 1);
+  feed_syscall(SYS_renameat2, 13, 0, {uint64_t(-100), 0, uint64_t(-100), 0, 0, 0});
+  feed_syscall(SYS_read, 13, 7, {4, 0, 7, 0, 0, 0});
+  auto ev = events();
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[1]["name"], "read");
+  EXPECT_FALSE(ev[1]["args"].contains("fhash"));
+  EXPECT_FALSE(ev[1]["args"].contains("fhash2"));
+  EXPECT_EQ(ev[1]["args"]["ret"], 7);
+  // Each key once in each line: a parser keeps the last of a repeated key, so count the text.
+  std::string text = test::read_gzip_members(path).text;
+  for (size_t at = text.find("\"ph\":\"X\""); at != std::string::npos;
+       at = text.find("\"ph\":\"X\"", at + 1)) {
+    size_t begin = text.rfind('\n', at) + 1, end = text.find('\n', at);
+    std::string line = text.substr(begin, end - begin);
+    size_t rets = 0;
+    for (size_t r = line.find("\"ret\":"); r != std::string::npos; r = line.find("\"ret\":", r + 1)) ++rets;
+    EXPECT_EQ(rets, 1u) << line;
+  }
+}
+
 TEST_F(decoder_fixture, SocketsArePseudoFilesNamedLikeProc)
 {
   dc_file_ref sock{777, 9, S_IFSOCK};
