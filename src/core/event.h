@@ -88,6 +88,7 @@ struct trace_event : event_head {
   // around_last, pages_mapped, pages_read, major, minor, in_kernel); add_arg drops any more.
   std::array<event_arg, 10> args;  // only the first arg_count are set
   uint8_t arg_count = 0;
+  size_t arg_key_bytes = 0;           // the sum of the set args' key sizes: what a writer reserves room by
   std::array<event_text, 4> texts{};  // string args (addresses, ...)
   uint8_t text_count = 0;
 
@@ -96,6 +97,7 @@ struct trace_event : event_head {
   {
     static_cast<event_head&>(*this) = event_head{};
     arg_count = 0;
+    arg_key_bytes = 0;
     text_count = 0;
   }
 
@@ -118,8 +120,10 @@ struct trace_event : event_head {
 
   void add_arg(std::string_view key, int64_t value)
   {
-    if (arg_count < args.size())
+    if (arg_count < args.size()) {
       args[arg_count++] = {key.data(), key.size(), value};
+      arg_key_bytes += key.size();
+    }
   }
 };
 

@@ -108,7 +108,7 @@ void pfw_writer::write_now(const trace_event& ev, const trace_names& names)
   // The line is written in place into room for its longest form: its fixed keys and up to nine
   // numbers, its strings escaped at worst, and its args.
   size_t most = 320 + span_args_.size() + json_string_bound(ev.name) + json_string_bound(ev.category);
-  for (uint8_t i = 0; i < ev.arg_count; ++i) most += ev.args[i].key().size() + 4 + json_int_bound;
+  most += ev.arg_key_bytes + ev.arg_count * (4 + json_int_bound);
   for (uint8_t i = 0; i < ev.text_count; ++i)
     most += ev.texts[i].key.size() + 4 + json_string_bound(ev.texts[i].value());
   // Kernel ids are >= 2^30 (tid << 30), so they never meet the writer's own small ids.
