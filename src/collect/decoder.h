@@ -79,7 +79,8 @@ struct decode_state {
   name_table names;
   file_table files;
   process_table processes;
-  // Counts the changes to `processes` (process_for, fold_process): the trace_names version.
+  // Counts the changes to `processes` (process_for, fold_process, forget_ended): the
+  // trace_names version.
   uint64_t processes_changed = 1;
   pid_table pids;
   // Path arguments (by slot) waiting for the next syscall event of a thread.
