@@ -200,9 +200,10 @@ void decoder::place(trace_event& ev, const dc_nesting& nest, trace_event::parent
 
 void decoder::finish_trace()
 {
+  trace_names names = trace_names_now();
   if (sinks_.trace)
-    sinks_.trace->flush_held(trace_names_now());
-  for (event_sink* v : views_) v->finish(trace_names_now());
+    sinks_.trace->flush_held(names);
+  for (event_sink* v : views_) v->finish(names);
 }
 
 void decoder::tick(std::chrono::steady_clock::time_point now)
@@ -212,11 +213,12 @@ void decoder::tick(std::chrono::steady_clock::time_point now)
 
 void decoder::emit(const trace_event& ev)
 {
+  trace_names names = trace_names_now();
   if (sinks_.trace && !ev.folded)
-    sinks_.trace->write_event(ev, trace_names_now());
+    sinks_.trace->write_event(ev, names);
   if (sinks_.summary)
     sinks_.summary->add(ev);
-  for (event_sink* v : views_) v->add(ev, trace_names_now());
+  for (event_sink* v : views_) v->add(ev, names);
 }
 
 }  // namespace dc
