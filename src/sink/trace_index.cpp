@@ -22,6 +22,7 @@
 #include "core/fd_closer.h"
 #include "core/file_owner.h"
 #include "sink/member_compressor.h"
+#include "sink/member_lines_table.h"
 
 namespace dc {
 
@@ -30,12 +31,12 @@ namespace {
 constexpr size_t window_size = 32768;  // zindex's
 constexpr int zindex_version = 1;
 constexpr int zindex_application_id = 0x5a494458;  // "ZIDX", as zindex stamps its files
-// Rows per INSERT: one statement step for many rows costs a third less than one per row.
-constexpr size_t rows_per_insert = 64;
-// A line's row is inserted without its number: SQLite gives it the table's last rowid + 1 and
-// appends it without looking up where it goes (a lookup per row was a third of the index's
-// instructions on a syscall storm). Members come in order from line 1, so that is its number.
-constexpr const char* line_row_sql = "INSERT INTO LineOffsets(offset, length) VALUES(?, ?)";
+// A member's line rows go in by one statement reading them from member_lines. They are inserted
+// without their number: SQLite gives each the table's last rowid + 1 and appends it without
+// looking up where it goes (a lookup per row was a third of the index's instructions on a syscall
+// storm). Members come in order from line 1, so that is its number.
+constexpr const char* line_rows_sql =
+    "INSERT INTO LineOffsets(offset, length) SELECT offset, length FROM member_lines";
 // Members waiting for their rows before add_member waits: a run's members hold ~4 MiB of text,
 // ~16 k lines, 64 KiB of line lengths, so at most ~32 MiB are held for a backlog of ~2 GiB of
 // trace text (a storm that leaves the index thread no CPU).
@@ -97,13 +98,6 @@ std::string window_of_zeros()
   return window;
 }
 
-std::string many_rows_sql()
-{
-  std::string sql = line_row_sql;
-  for (size_t i = 1; i < rows_per_insert; ++i) sql += ", (?, ?)";
-  return sql;
-}
-
 }  // namespace
 
 // The SQLite file being built, and the members whose rows are still to go into it: a thread of
@@ -121,7 +115,8 @@ struct trace_index_builder::state {
   // The temporary file's name in `dir`, or its path.
   std::string tmp_leaf() const { return dir.fd >= 0 ? tmp.substr(tmp.rfind('/') + 1) : tmp; }
   std::unique_ptr<sqlite3, db_closer> db;
-  statement access, line, lines;
+  statement access, line_rows;
+  member_lines_source rows;  // what member_lines shows: the member being inserted
   std::string window;
   uint64_t next_line = 1;  // of the next member's rows
   bool done = false;
@@ -148,22 +143,10 @@ struct trace_index_builder::state {
       return fail("trace index: the member at byte " + std::to_string(m.offset) + " begins at line " +
                   std::to_string(m.first_line) + ", not " + std::to_string(next_line));
     next_line += m.line_count;
-    int64_t offset = static_cast<int64_t>(m.text_offset);
-    size_t i = 0, n = j.line_lengths.size();
-    for (; i + rows_per_insert <= n; i += rows_per_insert) {
-      sqlite3_reset(lines.get());
-      for (size_t k = 0; k < rows_per_insert; ++k) {
-        int at = static_cast<int>(2 * k);
-        sqlite3_bind_int64(lines.get(), at + 1, offset);
-        sqlite3_bind_int64(lines.get(), at + 2, j.line_lengths[i + k]);
-        offset += j.line_lengths[i + k];
-      }
-      if (sqlite3_step(lines.get()) != SQLITE_DONE)
-        return fail(std::string("trace index: ") + sqlite3_errmsg(db.get()));
-    }
-    for (; i < n; offset += j.line_lengths[i++])
-      if (auto row = insert(db.get(), line.get(), {offset, j.line_lengths[i]}); !row)
-        return row;
+    rows = {j.line_lengths.data(), j.line_lengths.size(), static_cast<int64_t>(m.text_offset)};
+    sqlite3_reset(line_rows.get());
+    if (sqlite3_step(line_rows.get()) != SQLITE_DONE)
+      return fail(std::string("trace index: ") + sqlite3_errmsg(db.get()));
     return {};
   }
 
@@ -261,14 +244,14 @@ result<std::unique_ptr<trace_index_builder>> trace_index_builder::create(const s
                    "BEGIN TRANSACTION;");
       !made)
     return std::unexpected(made.error());
+  if (register_member_lines(st.db.get(), &st.rows) != SQLITE_OK)
+    return fail(std::string("trace index: ") + sqlite3_errmsg(st.db.get()));
   auto access = prepare(st.db.get(), "INSERT INTO AccessPoints VALUES(?, ?, ?, ?, ?)");
-  auto line = prepare(st.db.get(), line_row_sql);
-  auto lines = prepare(st.db.get(), many_rows_sql().c_str());
-  if (!access || !line || !lines)
-    return std::unexpected(!access ? access.error() : !line ? line.error() : lines.error());
+  auto line_rows = prepare(st.db.get(), line_rows_sql);
+  if (!access || !line_rows)
+    return std::unexpected(!access ? access.error() : line_rows.error());
   st.access = std::move(*access);
-  st.line = std::move(*line);
-  st.lines = std::move(*lines);
+  st.line_rows = std::move(*line_rows);
   // zindex primes its inflater with the window before an access point; a member needs none.
   st.window = window_of_zeros();
   if (st.window.empty())
@@ -328,8 +311,7 @@ result<> trace_index_builder::finish(const std::string& trace_path, int trace_fd
   }
   meta->reset();
   s.access.reset();
-  s.line.reset();
-  s.lines.reset();
+  s.line_rows.reset();
   if (auto committed = exec(s.db.get(), "COMMIT;"); !committed)
     return committed;
   if (sqlite3_close(s.db.release()) != SQLITE_OK)
