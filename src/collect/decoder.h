@@ -74,14 +74,32 @@ struct layer_op {
   io_dir dir = io_dir::none;
 };
 
+// The decoder's process table and the count of its changes (the trace_names version): the only
+// way to change it, change(), counts, so a writer never names an event from an entry it has not
+// seen change. A count for a change that then did not happen only names a process once more.
+class counted_processes {
+ public:
+  const process_table& table() const { return table_; }
+  operator const process_table&() const { return table_; }  // read as the table it counts
+  uint64_t version() const { return version_; }
+  // For a change made now, through the reference (counted before it: the decoder makes it before
+  // any sink reads the table again).
+  process_table& change()
+  {
+    ++version_;
+    return table_;
+  }
+
+ private:
+  process_table table_;
+  uint64_t version_ = 1;
+};
+
 struct decode_state {
   clock_offset clock;
   name_table names;
   file_table files;
-  process_table processes;
-  // Counts the changes to `processes` (process_for, fold_process, forget_ended): the
-  // trace_names version.
-  uint64_t processes_changed = 1;
+  counted_processes processes;
   pid_table pids;
   // Path arguments (by slot) waiting for the next syscall event of a thread.
   std::unordered_map<uint32_t, std::array<uint64_t, 2>> call_paths;
@@ -131,7 +149,10 @@ class decoder {
   decode_state& state() { return state_; }
   const decode_state& state() const { return state_; }
   // The tables as the sinks read them, with their version.
-  trace_names trace_names_now() const { return {state_.names, state_.processes, state_.processes_changed}; }
+  trace_names trace_names_now() const
+  {
+    return {state_.names, state_.processes.table(), state_.processes.version()};
+  }
   // One process's in-kernel page-cache counts for one file (read at the end of a run), to the summary.
   void decode_page_cache(const dc_pagecache_key& key, const dc_pagecache_counts& counts);
   // One PAGECACHE totals line per process and file the summary has counts for, at now_us.

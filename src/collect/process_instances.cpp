@@ -14,18 +14,18 @@ process_info& decoder::process_for(uint32_t pid, bool new_process)
 {
   pid_state& s = state_.pids[pid];
   process_key current = instance_key(pid, s.processes > 1 ? s.processes - 1 : 0);
-  auto known = state_.processes.find(current);
+  const process_table& table = state_.processes.table();
+  auto known = table.find(current);
   // An exec of a process already seen continues it; one whose last process exited (or was
   // folded) is a new process whose fork was not traced.
   if (s.processes == 0) {
     s.processes = 1;
-  } else if (new_process || s.fold || known == state_.processes.end() || known->second.exit_status != -1) {
+  } else if (new_process || s.fold || known == table.end() || known->second.exit_status != -1) {
     current = instance_key(pid, s.processes++);
     s.fold = 0;
   }
-  process_info& p = state_.processes[current];
+  process_info& p = state_.processes.change()[current];  // the caller changes it too
   p.pid = pid;
-  ++state_.processes_changed;  // the caller changes it
   return p;
 }
 
@@ -43,14 +43,15 @@ void decoder::process_exited(process_key key)
 
 void decoder::fold_process(process_key key)
 {
-  auto it = state_.processes.find(key);
-  if (it == state_.processes.end())
+  process_table& table = state_.processes.change();
+  auto it = table.find(key);
+  if (it == table.end())
     return;
   process_info& p = it->second;
   // A process forked from one the run never saw has only its name.
   const std::string& command = p.command.empty() ? p.comm : p.command;
   auto [fold, added] = fold_of_command_.try_emplace(command, folded_key_bit | fold_of_command_.size());
-  process_info& folded = state_.processes[fold->second];
+  process_info& folded = table[fold->second];
   if (added) {
     folded.command = command;
     folded.comm = p.comm;
@@ -63,8 +64,7 @@ void decoder::fold_process(process_key key)
   uint32_t pid = p.pid;
   if (process_of(pid) == key)
     state_.pids[pid].fold = static_cast<uint32_t>((fold->second & ~folded_key_bit) + 1);
-  state_.processes.erase(it);
-  ++state_.processes_changed;
+  table.erase(it);
 }
 
 void decoder::process_ended(uint32_t pid, process_key key, const process_info& p, uint64_t ts_ns)
@@ -85,10 +85,9 @@ void decoder::forget_ended(uint64_t now_ns)
   while (!ended_.empty() && ended_.front().ts_ns + forget_after_ns <= now_ns) {
     const ended_process& e = ended_.front();
     // Kept in detail (the summary's busiest): no second snapshot if a late event names it again.
-    if (auto it = state_.processes.find(e.key); it != state_.processes.end()) {
+    process_table& table = state_.processes.change();
+    if (auto it = table.find(e.key); it != table.end())
       it->second.forgotten = true;
-      ++state_.processes_changed;
-    }
     // Its late events after it was folded were named under the fold: they go too. Without
     // this a run whose pids wrapped named every pid for good (the soak: 32,000 of each).
     for (process_key k : {e.key, fold_of_late_events(e.pid, e.key)}) {

@@ -58,8 +58,9 @@ void decoder::decode_task(const dc_task_event& ev)
       break;
     case DC_TASK_FORK: {
       p.parent = ev.ppid;
-      auto parent = state_.processes.find(process_of(ev.ppid));
-      if (parent != state_.processes.end()) {
+      const process_table& table = state_.processes.table();
+      auto parent = table.find(process_of(ev.ppid));
+      if (parent != table.end()) {
         p.command = parent->second.command;
         p.rank = parent->second.rank;  // a fork shares its parent's environment
         p.size = parent->second.size;

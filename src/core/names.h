@@ -147,7 +147,7 @@ struct trace_names {
   const name_table& names;
   const process_table& processes;
   // Changes when any entry of `processes` is made, changed or erased (the decoder's
-  // processes_changed); 0: not counted. A writer names an event's process and thread again only
+  // counted_processes); 0: not counted. A writer names an event's process and thread again only
   // when it changed, or the event is another thread's.
   uint64_t processes_version = 0;
 };

@@ -174,7 +174,7 @@ TEST_F(decoder_fixture, TasksBuildTheProcessTable)
   feed_task(DC_TASK_THREAD, 10, 14, 10, "worker");
   feed_task(DC_TASK_FORK, 20, 20, 10, "app");
   feed_task(DC_TASK_EXIT, 20, 20, 0, "app");
-  const auto& p = dec->state().processes;
+  const auto& p = dec->state().processes.table();
   EXPECT_EQ(p.at(10).command, "app -x");
   EXPECT_EQ(p.at(10).parent, 1u);
   EXPECT_EQ(p.at(10).threads.at(14).comm, "worker");

@@ -33,7 +33,7 @@ TEST_F(process_instances, AReusedPidIsAnotherProcess)
 {
   process(30, "first", 2);
   process(30, "second", 5);
-  const auto& table = dec->state().processes;
+  const auto& table = dec->state().processes.table();
   ASSERT_EQ(table.size(), 2u);
   EXPECT_EQ(table.at(30).comm, "first");
   EXPECT_EQ(table.at(instance_key(30, 1)).comm, "second");
@@ -56,14 +56,14 @@ TEST_F(process_instances, AnExecContinuesItsProcessButNotAnExitedOne)
 {
   process(40, "sh", 1, true);
   feed_task(DC_TASK_EXEC, 40, 40, 1, "cat", std::string_view("cat\0", 4));
-  EXPECT_EQ(dec->state().processes.size(), 1u);
+  EXPECT_EQ(dec->state().processes.table().size(), 1u);
   feed_task(DC_TASK_EXIT, 40, 40, 0, "cat");
   // The pid came back through a fork the trace did not see.
   feed_task(DC_TASK_EXEC, 40, 40, 1, "ls", std::string_view("ls\0", 3));
-  ASSERT_EQ(dec->state().processes.size(), 2u);
-  EXPECT_EQ(dec->state().processes.at(40).command, "cat");
-  EXPECT_EQ(dec->state().processes.at(instance_key(40, 1)).command, "ls");
-  EXPECT_EQ(dec->state().processes.at(instance_key(40, 1)).exit_status, -1);
+  ASSERT_EQ(dec->state().processes.table().size(), 2u);
+  EXPECT_EQ(dec->state().processes.table().at(40).command, "cat");
+  EXPECT_EQ(dec->state().processes.table().at(instance_key(40, 1)).command, "ls");
+  EXPECT_EQ(dec->state().processes.table().at(instance_key(40, 1)).exit_status, -1);
 }
 
 // The writer skips naming an event's thread again while its process table is unchanged: an exec
@@ -94,7 +94,7 @@ TEST_F(process_instances, PastTheDetailKeptTheLeastBusyAreFoldedByCommandExactly
   process(52, "tiny", 2);
   process(53, "mid", 5);
   process(54, "live", 3, true);  // running processes are never folded
-  const auto& table = dec->state().processes;
+  const auto& table = dec->state().processes.table();
   nlohmann::json j = summary_json(summary, table, dec->state().names, run_facts{});
   ASSERT_EQ(j["processes"].size(), 3u) << j["processes"].dump();
   ASSERT_TRUE(j.contains("processes_folded")) << j.dump();
@@ -140,8 +140,8 @@ TEST_F(process_instances, WhatIsKeptPerPidIsTheLastMinutesProcessesNotEveryPid)
   EXPECT_EQ(summary.totals().ops.at("POSIX").at("pread64").count, 3001u);
   // A pid used again after its first process was forgotten is its second process, not the first.
   process(1000, "again", 2, true);
-  ASSERT_TRUE(dec->state().processes.contains(instance_key(1000, 1)));
-  EXPECT_EQ(dec->state().processes.at(instance_key(1000, 1)).comm, "again");
+  ASSERT_TRUE(dec->state().processes.table().contains(instance_key(1000, 1)));
+  EXPECT_EQ(dec->state().processes.table().at(instance_key(1000, 1)).comm, "again");
   ASSERT_TRUE(writer->finish({}));
   size_t names_of_1000 = 0, spans_of_1000 = 0;
   for (auto& l : test::parse_trace_text(test::read_gzip_members(path).text).lines) {
