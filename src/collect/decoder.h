@@ -74,9 +74,10 @@ struct layer_op {
   io_dir dir = io_dir::none;
 };
 
-// The decoder's process table and the count of its changes (the trace_names version): the only
-// way to change it, change(), counts, so a writer never names an event from an entry it has not
-// seen change. A count for a change that then did not happen only names a process once more.
+// The decoder's process table and the count of its changes (the trace_names version). The only
+// way to change it, change(), counts, so a writer that names an event's process again only when
+// the count moved never keeps a stale name. A count for a change that then did not happen only
+// names a process once more.
 class counted_processes {
  public:
   const process_table& table() const { return table_; }
