@@ -16,6 +16,17 @@ struct lines_cursor {
   int64_t offset;
 };
 
+// A copy of `value` in memory from SQLite's allocator (it frees tables and cursors with
+// sqlite3_free); nullptr when there is none.
+template <class T>
+T* sqlite_copy(const T& value)
+{
+  auto* p = static_cast<T*>(sqlite3_malloc(sizeof(T)));
+  if (p != nullptr)
+    *p = value;
+  return p;
+}
+
 lines_cursor& cursor_of(sqlite3_vtab_cursor* c)
 {
   return *reinterpret_cast<lines_cursor*>(c);
@@ -26,10 +37,9 @@ int connect(sqlite3* db, void* source, int, const char* const*, sqlite3_vtab** o
   if (int declared = sqlite3_declare_vtab(db, "CREATE TABLE x(offset INTEGER, length INTEGER)");
       declared != SQLITE_OK)
     return declared;
-  auto* t = static_cast<lines_table*>(sqlite3_malloc(sizeof(lines_table)));
+  auto* t = sqlite_copy(lines_table{{}, static_cast<const member_lines_source*>(source)});
   if (t == nullptr)
     return SQLITE_NOMEM;
-  *t = {{}, static_cast<const member_lines_source*>(source)};
   *out = &t->base;
   return SQLITE_OK;
 }
@@ -49,10 +59,9 @@ int best_index(sqlite3_vtab*, sqlite3_index_info* info)
 
 int open_cursor(sqlite3_vtab* t, sqlite3_vtab_cursor** out)
 {
-  auto* c = static_cast<lines_cursor*>(sqlite3_malloc(sizeof(lines_cursor)));
+  auto* c = sqlite_copy(lines_cursor{{}, reinterpret_cast<lines_table*>(t)->source, 0, 0});
   if (c == nullptr)
     return SQLITE_NOMEM;
-  *c = {{}, reinterpret_cast<lines_table*>(t)->source, 0, 0};
   *out = &c->base;
   return SQLITE_OK;
 }
