@@ -46,9 +46,9 @@ uint64_t mix(uint64_t h, std::string_view s)
   return mix(h, std::as_bytes(std::span(s.data(), s.size())));
 }
 
-// mix() in four interleaved lanes, folded at the end: the object is ~1.4 MB, and one lane's chain
-// of dependent multiplies took 0.5-1 ms a call, twice a run before the keeper is asked
-// (docs/performance.md, session 48); four independent chains run at once.
+// mix() in four interleaved lanes, folded at the end: the object is ~1.4 MB, hashed twice a run
+// before the keeper is asked; one lane's chain of dependent multiplies took ~200 us of it, four
+// independent chains ~50 us (docs/performance.md, session 48).
 uint64_t mix_wide(uint64_t h, std::span<const std::byte> bytes)
 {
   std::array<uint64_t, 4> lanes{h, h ^ 1, h ^ 2, h ^ 3};
