@@ -225,9 +225,9 @@ std::string core_btf_key(std::span<const std::byte> object)
   return hex;
 }
 
-result<core_btf> cached_core_btf(std::span<const std::byte> object, const std::string& dir)
+result<core_btf> cached_core_btf(std::span<const std::byte> object, const std::string& key,
+                                 const std::string& dir)
 {
-  std::string key = core_btf_key(object);
   if (key.empty())
     return fail(std::string("cannot read ") + kernel_btf);
   core_btf out;

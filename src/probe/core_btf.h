@@ -28,9 +28,11 @@ struct core_btf {
 };
 
 // The cached minimal BTF of `object` (the BPF object's ELF bytes) for the running kernel, made
-// in `dir` first when missing. The error says why there is none (no bpftool, `dir` not the
-// owner's alone, ...); loading then relocates against the kernel's whole BTF, only slower.
-result<core_btf> cached_core_btf(std::span<const std::byte> object, const std::string& dir);
+// in `dir` first when missing; `key` is core_btf_key(object), computed once by the caller (the
+// kept object's key starts with it too). The error says why there is none (no bpftool, `dir`
+// not the owner's alone, ...); loading then relocates against the kernel's whole BTF, only slower.
+result<core_btf> cached_core_btf(std::span<const std::byte> object, const std::string& key,
+                                 const std::string& dir);
 
 // Cache files (this one's and probe/refusal_memory.h's) are used only when they are no link and
 // only this user can change them (nor the directory holding them).

@@ -225,11 +225,15 @@ result<loaded_object> load_object(const object_settings& settings,
   libbpf_set_print(libbpf_log);
   loaded_object out;
   std::optional<core_btf> core;
+  // The object and kernel hashed once (the CO-RE cache's name, and the start of the kept
+  // object's key: each hashed the 1.4 MB object apart before).
+  size_t size = 0;
+  const void* bytes = datacrumbs_bpf__elf_bytes(&size);
+  std::span object(static_cast<const std::byte*>(bytes), size);
+  bool keyed = !settings.core_btf_dir.empty() || settings.kept_objects;
+  std::string object_key = keyed ? core_btf_key(object) : std::string();
   if (!settings.core_btf_dir.empty()) {
-    size_t size = 0;
-    const void* bytes = datacrumbs_bpf__elf_bytes(&size);
-    auto cached =
-        cached_core_btf(std::span(static_cast<const std::byte*>(bytes), size), settings.core_btf_dir);
+    auto cached = cached_core_btf(object, object_key, settings.core_btf_dir);
     if (cached)
       core = std::move(*cached);
     out.core_btf =
@@ -267,7 +271,7 @@ result<loaded_object> load_object(const object_settings& settings,
       datacrumbs_bpf__destroy(skel);
       return std::unexpected(ready.error());
     }
-    std::string key = settings.kept_objects || !recalled ? kept_object_key(*skel) : std::string();
+    std::string key = settings.kept_objects || !recalled ? kept_object_key(*skel, object_key) : std::string();
     if (!std::exchange(recalled, true) && !key.empty()) {
       first_key = key;
       out.refusals_recalled = leave_out(recall_refusals(settings.core_btf_dir, first_key), layers, refused,

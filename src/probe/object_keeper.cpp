@@ -19,7 +19,6 @@
 
 #include "core/fd_closer.h"
 #include "datacrumbs.skel.h"
-#include "probe/core_btf.h"
 #include "probe/keeper_sockets.h"
 #include "probe/object_reset.h"
 
@@ -59,11 +58,9 @@ bool send_fds(int sock, std::string_view line, std::span<const int> fds)
 
 }  // namespace
 
-std::string kept_object_key(const datacrumbs_bpf& skel)
+std::string kept_object_key(const datacrumbs_bpf& skel, const std::string& object_key)
 {
-  size_t size = 0;
-  const void* bytes = datacrumbs_bpf__elf_bytes(&size);
-  std::string key = core_btf_key(std::span(static_cast<const std::byte*>(bytes), size));
+  std::string key = object_key;
   if (key.empty())
     return key;  // the kernel's BTF unreadable: nothing is kept
   key += '|';

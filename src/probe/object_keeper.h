@@ -32,9 +32,10 @@ struct kept_object {
 };
 
 // The name of the object as configured, before its load: the object's bytes and this kernel
-// (core_btf_key), the .rodata image, every map's shape and whether it is made, every program's
-// type and whether it loads. Equal names load equal objects.
-std::string kept_object_key(const datacrumbs_bpf& skel);
+// (`object_key`, core_btf_key of the object: computed once a run by the caller), the .rodata
+// image, every map's shape and whether it is made, every program's type and whether it loads.
+// Equal names load equal objects; empty when `object_key` is (nothing is kept).
+std::string kept_object_key(const datacrumbs_bpf& skel, const std::string& object_key);
 
 // The object named `key`, taken from this user's keeper, which then exits (the fds are the
 // caller's). An error when there is no keeper, it keeps another object, or it cannot be trusted

@@ -32,6 +32,12 @@ std::span<const std::byte> object_bytes()
   return {static_cast<const std::byte*>(bytes), size};
 }
 
+// The object's cached minimal BTF in `dir`, as load_object asks for it.
+result<core_btf> cache_in(const std::string& dir)
+{
+  return cached_core_btf(object_bytes(), core_btf_key(object_bytes()), dir);
+}
+
 // This file's temporary directories.
 struct temp_dir : test::private_dir {
   temp_dir() : private_dir("dc-core-btf") {}
@@ -52,7 +58,7 @@ std::string ids_path(const core_btf& c)
 TEST(core_btf, MadeOnceThenReadFromTheCacheWithTheKernelsOwnIds)
 {
   temp_dir dir;
-  auto made = cached_core_btf(object_bytes(), dir.path);
+  auto made = cache_in(dir.path);
   ASSERT_TRUE(made) << made.error().message;
   EXPECT_TRUE(made->made);
   EXPECT_EQ(fs::path(made->path).parent_path(), dir.path);
@@ -70,7 +76,7 @@ TEST(core_btf, MadeOnceThenReadFromTheCacheWithTheKernelsOwnIds)
   // No temporary file is left beside the two.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 2);
 
-  auto cached = cached_core_btf(object_bytes(), dir.path);
+  auto cached = cache_in(dir.path);
   ASSERT_TRUE(cached) << cached.error().message;
   EXPECT_FALSE(cached->made);
   EXPECT_EQ(cached->path, made->path);
@@ -80,22 +86,22 @@ TEST(core_btf, MadeOnceThenReadFromTheCacheWithTheKernelsOwnIds)
 TEST(core_btf, ACacheOthersCouldWriteIsNeverUsed)
 {
   temp_dir dir;
-  auto first = cached_core_btf(object_bytes(), dir.path);
+  auto first = cache_in(dir.path);
   ASSERT_TRUE(first) << first.error().message;
   // A file others can write is made again, privately.
   chmod(ids_path(*first).c_str(), 0666);
-  auto again = cached_core_btf(object_bytes(), dir.path);
+  auto again = cache_in(dir.path);
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_TRUE(again->made);
   EXPECT_EQ(mode_of(ids_path(*again)) & 022, 0u);
   // So is one whose ids are not this build's types.
   std::ofstream(ids_path(*again)) << "task_struct 1\n";
-  auto stale = cached_core_btf(object_bytes(), dir.path);
+  auto stale = cache_in(dir.path);
   ASSERT_TRUE(stale) << stale.error().message;
   EXPECT_TRUE(stale->made);
   // A directory others can write is not a cache at all.
   chmod(dir.path.c_str(), 0777);
-  auto shared = cached_core_btf(object_bytes(), dir.path);
+  auto shared = cache_in(dir.path);
   ASSERT_FALSE(shared);
   EXPECT_NE(shared.error().message.find("only this user can write"), std::string::npos)
       << shared.error().message;
