@@ -2,6 +2,7 @@
 // requests whose end it has not seen.
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 
 #include <cstring>
 #include <string_view>
@@ -63,6 +64,13 @@ class block_layer final : public layer {
   }
 
   void add_losses(loss_counts& lost) const override { lost.block_unended += unended_; }
+
+  // block_rq_insert only times a request's wait in the queue, a field of its record; no profile
+  // counter holds it.
+  bool trace_only(const bpf_program* prog) const override
+  {
+    return std::string_view(bpf_program__name(prog)) == "dc_block_rq_insert";
+  }
 
  protected:
   result<> after_load(datacrumbs_bpf& skel) override

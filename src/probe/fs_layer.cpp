@@ -1,6 +1,9 @@
 // The filesystem layer's loader (bpf/fs.bpf.c): the syscall numbers it tells apart come from the
 // syscall table.
+#include <bpf/libbpf.h>
+
 #include <cstring>
+#include <string_view>
 
 #include "core/category.h"
 #include "core/syscall_table.h"

@@ -94,10 +94,10 @@ result<> configure(datacrumbs_bpf* skel, const object_settings& s, const core_bt
 }
 
 // Which programs load: the process tracker's, and those of the layers not left out, less the
-// optional programs this kernel refused.
+// optional programs this kernel refused and, in profile mode, those only trace mode uses.
 result<> choose_programs(datacrumbs_bpf* skel, const std::vector<std::unique_ptr<layer>>& layers,
                          const std::vector<std::string>& refused, const std::vector<std::string>& left_out,
-                         const std::vector<std::string>& all_layers)
+                         const std::vector<std::string>& all_layers, bool profiling)
 {
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel->obj)
@@ -109,7 +109,8 @@ result<> choose_programs(datacrumbs_bpf* skel, const std::vector<std::unique_ptr
       return fail(std::string("BPF program ") + bpf_program__name(prog) +
                   " must be named dc_<layer>_... after exactly one layer");
     bool on = process || std::ranges::any_of(layers, [&](const std::unique_ptr<layer>& l) {
-                return l->owns(prog) && std::ranges::find(refused, l->name()) == refused.end();
+                return l->owns(prog) && std::ranges::find(refused, l->name()) == refused.end() &&
+                       !(profiling && l->trace_only(prog));
               });
     on = on && std::ranges::find(left_out, bpf_program__name(prog)) == left_out.end();
     if (int err = bpf_program__set_autoload(prog, on); err)
@@ -261,7 +262,7 @@ result<loaded_object> load_object(const object_settings& settings,
       return fail(std::string("cannot open the BPF object: ") + std::strerror(errno));
     result<> ready = configure(skel, settings, core ? &*core : nullptr);
     if (ready)
-      ready = choose_programs(skel, layers, refused, left_out, all_layers);
+      ready = choose_programs(skel, layers, refused, left_out, all_layers, settings.profile_interval_ns != 0);
     for (const auto& l : layers)
       if (ready && std::ranges::find(refused, l->name()) == refused.end())
         ready = l->before_load(*skel);

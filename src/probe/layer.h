@@ -88,6 +88,10 @@ class layer {
   // Whether `prog` (one of the layer's) is a faster way the layer can do without: a kernel
   // that refuses it loads the object again without it, the layer kept.
   virtual bool optional(const bpf_program*) const { return false; }
+  // Whether `prog` (one of the layer's) does work only trace mode's records use: profile mode
+  // does not load it. Each hook attached costs a run its attach and detach (the kernel's text
+  // patching, ~0.3 ms a tracepoint on a VM: docs/performance.md).
+  virtual bool trace_only(const bpf_program*) const { return false; }
   // Sends to the ring what the kernel side still holds back (call after detach).
   virtual result<> flush_stages() { return {}; }
   // Page-cache counts kept in the kernel (the PAGECACHE layer), read at the end of a run.
