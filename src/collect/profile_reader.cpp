@@ -1,7 +1,6 @@
 #include "collect/profile_reader.h"
 
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include <map>
 #include <tuple>
@@ -73,15 +72,10 @@ std::vector<profile_sample> profile_reader::take(uint64_t decoded_until_ns, bool
     if (all || key.epoch + 2 <= now_epoch)
       keys.push_back(key);
   });
-  int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0)
-    return out;
-  std::vector<dc_profile_counts> per_cpu(static_cast<size_t>(ncpu));
   for (const dc_profile_key& k : keys) {
-    if (bpf_map_lookup_elem(fd_, &k, per_cpu.data()) != 0)
-      continue;
     profile_sample s{k, {}};
-    for (const dc_profile_counts& c : per_cpu) add_counts(s.counts, c);
+    if (bpf_map_lookup_elem(fd_, &k, &s.counts) != 0)
+      continue;
     bpf_map_delete_elem(fd_, &k);
     out.push_back(s);
   }
