@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <string>
+#include <string_view>
 
 #include "core/category.h"
 #include "core/map_entry.h"
@@ -43,6 +45,22 @@ nlohmann::json layers_json(const layer_ops& ops)
         j[layer][op]["latency_us"] = s.latency.report();
     }
   return j;
+}
+
+// " (ring_full 32, skipped 1)": the kinds the events lost are of (those loss_counts::total sums),
+// each with any; empty with none.
+std::string lost_by_kind(const loss_counts& lost)
+{
+  std::string kinds;
+  auto add = [&kinds](std::string_view name, uint64_t n) {
+    if (n)
+      kinds += (kinds.empty() ? " (" : ", ") + std::string(name) + " " + std::to_string(n);
+  };
+  for (size_t k = 0; k < lost.kernel.size(); ++k)
+    if (kernel_loss_counts_events[k])
+      add(kernel_loss_names[k], lost.kernel[k]);
+  add("skipped", lost.skipped);
+  return kinds.empty() ? kinds : kinds + ")";
 }
 
 }  // namespace
@@ -269,12 +287,22 @@ std::string summary_text(const summary_builder& s, const process_table& processe
   }
   uint64_t written = run.profile_interval_ms ? run.counters_written : run.events_written;
   std::snprintf(line, sizeof(line),
-                "processes: %llu   %s written: %llu (%.0f/s over %.3f s)   events lost: %llu\n",
+                "processes: %llu   %s written: %llu (%.0f/s over %.3f s)   events lost: %llu",
                 static_cast<unsigned long long>(processes_in_all(processes)),
                 run.profile_interval_ms ? "counters" : "events", static_cast<unsigned long long>(written),
                 run.elapsed_s > 0 ? static_cast<double>(written) / run.elapsed_s : 0.0, run.elapsed_s,
                 static_cast<unsigned long long>(run.lost.total()));
   out += line;
+  out += lost_by_kind(run.lost) + "\n";
+  if (uint64_t full = run.lost.kernel[DC_LOSS_PROFILE_FULL]) {
+    // The map holds about three intervals' counters (read two intervals after they end).
+    std::snprintf(line, sizeof(line),
+                  "profile counters with no room in the kernel's map: %llu (more distinct process, file "
+                  "and operation counters in about three intervals than it holds; a shorter "
+                  "--interval-ms holds fewer)\n",
+                  static_cast<unsigned long long>(full));
+    out += line;
+  }
   if (uint64_t untimed = run.lost.kernel[DC_LOSS_BLOCK_END_UNSEEN]) {
     // Not lost: traced with their bytes and no service time (args.end_unseen).
     std::snprintf(line, sizeof(line),

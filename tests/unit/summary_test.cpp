@@ -75,6 +75,18 @@ TEST(Summary, ManyOperationsInTurnAreEachCountedWhereTheyBelong)
   EXPECT_EQ(s.totals().flows.count("STDIO"), 0u);  // it moved nothing: no flow of its own
 }
 
+// Profile counters lost for want of room in the kernel's map are named, with what to do.
+TEST(Summary, ProfileCountersWithNoRoomAreNamedWithTheirRemedy)
+{
+  loss_counts lost;
+  lost.kernel[DC_LOSS_PROFILE_FULL] = 7;
+  run_facts facts{{"a"}, 0, 0, 2, lost, "t.pfw.gz", 1000, 0.5};
+  std::string text = summary_text(summary_builder{}, process_table{}, facts);
+  EXPECT_NE(text.find("events lost: 7 (profile_full 7)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("profile counters with no room in the kernel's map: 7 ("), std::string::npos) << text;
+  EXPECT_NE(text.find("--interval-ms"), std::string::npos) << text;
+}
+
 // Records that are no event are not events lost, nor is a block request traced without its end
 // (said in a line of the text); one not seen to end when tracing stopped may still have been in
 // flight, so it is named apart (in the JSON and in a line of the text) and not summed.
@@ -94,7 +106,8 @@ TEST(Summary, OnlyEventsMissingFromTheTracedWindowAreEventsLost)
   EXPECT_EQ(j["events"]["lost_block_unended"], 5);
   EXPECT_EQ(j["events"]["lost_block_end_unseen"], 4);
   std::string text = summary_text(summary_builder{}, process_table{}, facts);
-  EXPECT_NE(text.find("events lost: 33\n"), std::string::npos) << text;
+  // By kind, the kinds that count events (the 3 name records and the 4 untimed ones are not).
+  EXPECT_NE(text.find("events lost: 33 (ring_full 32, skipped 1)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("not seen to end when tracing stopped (in flight, or ended unseen): 5\n"),
             std::string::npos)
       << text;
