@@ -15,6 +15,7 @@
 
 #define DC_WALK_DEPTH 32
 #define DC_AT_FDCWD (-100)
+#define DC_EEXIST 17 /* errno: a key already in a map (vmlinux.h has no errno macros) */
 
 char LICENSE[] SEC("license") = "GPL";
 

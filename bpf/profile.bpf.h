@@ -47,15 +47,18 @@ static __always_inline int dc_profiling(void)
 }
 
 /* Adds counts to the shared map. Atomic adds: a block completion in an interrupt can land on a
- * counter another completion on the same CPU is updating. */
+ * counter another completion on the same CPU is updating. A new key is inserted with the counts
+ * themselves (one map operation less than inserting zeros to add to); another CPU that inserted
+ * it first (-EEXIST) is added to. */
 static __always_inline void dc_profile_merge(const struct dc_profile_key* key,
                                              const struct dc_profile_counts* add)
 {
   struct dc_profile_counts* c = bpf_map_lookup_elem(&dc_profile, key);
   if (!c) {
-    struct dc_profile_counts zero = {};
-    bpf_map_update_elem(&dc_profile, key, &zero, BPF_NOEXIST);
-    c = bpf_map_lookup_elem(&dc_profile, key);
+    long err = bpf_map_update_elem(&dc_profile, key, add, BPF_NOEXIST);
+    if (!err)
+      return;
+    c = err == -DC_EEXIST ? bpf_map_lookup_elem(&dc_profile, key) : NULL;
     if (!c) {
       dc_count_loss_n(DC_LOSS_PROFILE_FULL, add->count);
       return;
