@@ -10,10 +10,10 @@
 # OPS (default 400000) open+close pairs a run, over each of FILE_COUNTS files (default
 # 1000,30000,100000). --quick (CI-sized): 20000 over 1000 and 5000 files, one round. Prints one
 # table per file count (medians of per-round ratios against untraced, every round) and the
-# counts checked. Ground truth: `strace -f -c` of the untraced storm (its openat and close calls);
-# each datacrumbs run's counted calls plus the calls its summary says were lost must equal it
-# (trace mode: with none lost), and Darshan's POSIX_OPENS over its records are reported beside
-# OPS. --write-doc puts the tables into docs/benchmarks.md. A benchmark, not a test: it exits
+# counts checked. Ground truth: `strace -f -c` of the untraced storm (its openat and close calls):
+# trace mode must count each with none lost; profile mode each, less at most the calls its
+# summary says were lost (of any call); Darshan's POSIX_OPENS over its records are reported
+# beside OPS. --write-doc puts the tables into docs/benchmarks.md. A benchmark, not a test: it exits
 # non-zero on errors and wrong counts, never on a ratio.
 set -euo pipefail
 
@@ -76,9 +76,11 @@ run_config() {
         echo ' (its log: "The POSIX module contains incomplete data", out of record memory)')" >>"$tmp/check.$files" ;;
     dc-*)
       read -r counted lost < <(calls_of "$tmp/s.json")
-      printf '%s\tcalls counted %s + lost %s = %s (strace: %s)\n' "$cfg" "$counted" "$lost" \
-        $((counted + lost)) "$truth" >>"$tmp/check.$files"
-      if ((counted + lost != truth)) || [[ "$cfg" == dc-trace && "$lost" != 0 ]]; then
+      printf '%s\tcalls counted %s, lost %s (strace: %s)\n' "$cfg" "$counted" "$lost" "$truth" >>"$tmp/check.$files"
+      # Trace mode: every call. Profile mode: every call, less those lost (its losses are of any
+      # call, the storm's few others among them).
+      if [[ "$cfg" == dc-trace ]] && ((counted != truth || lost != 0)) ||
+        ((counted > truth || counted + lost < truth)); then
         log "$cfg over $files files: $counted calls counted, $lost lost, strace says $truth"
         failed=1
       fi ;;

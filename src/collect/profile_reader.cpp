@@ -72,12 +72,11 @@ std::vector<profile_sample> profile_reader::take(uint64_t decoded_until_ns, bool
     if (all || key.epoch + 2 <= now_epoch)
       keys.push_back(key);
   });
+  // One system call a counter: read and deleted at once.
   for (const dc_profile_key& k : keys) {
     profile_sample s{k, {}};
-    if (bpf_map_lookup_elem(fd_, &k, &s.counts) != 0)
-      continue;
-    bpf_map_delete_elem(fd_, &k);
-    out.push_back(s);
+    if (bpf_map_lookup_and_delete_elem(fd_, &k, &s.counts) == 0)
+      out.push_back(s);
   }
   return split_folded(out);
 }
