@@ -26,6 +26,12 @@ class fs_layer final : public layer {
     return {};
   }
 
+  // jbd2_run_stats only gives a commit's record its journal blocks; no profile counter holds them.
+  bool trace_only(const bpf_program* prog) const override
+  {
+    return std::string_view(bpf_program__name(prog)) == "dc_fs_commit_stats";
+  }
+
  private:
   // An untraced call's number is one no system call has.
   static uint32_t number_of(std::string_view name)
