@@ -46,7 +46,8 @@ CLI::App* add_run(CLI::App& app, command_line& c, uint64_t& ring_mb, std::vector
       ->check(cli::output_file());
   cmd->add_option("--summary", c.run.summary_path, "write the run summary as JSON to this file")
       ->check(cli::output_file());
-  cmd->add_option("--ring-mb", ring_mb, "event ring size in MiB (a power of two, 1 to 2048)")
+  cmd->add_option("--ring-mb", ring_mb,
+                  "event ring size in MiB (a power of two, 1 to 2048; default 64, in profile mode 16)")
       ->transform(cli::whole_number(1, 2048))
       ->check(cli::power_of_two());
   cmd->add_flag("-v,--verbose", c.run.verbose, "print libbpf's messages");

@@ -16,7 +16,7 @@ struct run_options {
   std::string trace_path;    // empty: a default name in the current directory
   std::string summary_path;  // empty: no JSON summary
   std::vector<std::string> command;
-  uint64_t ring_bytes = 64ull << 20;
+  uint64_t ring_bytes = 0;       // --ring-mb; 0: by mode (run_mode.cpp, ring_bytes_for)
   uint64_t hold_ring_bytes = 0;  // DATACRUMBS_HOLD_RING_KB (a test and tuning knob); 0: 64 KiB
   bool verbose = false;
   std::vector<std::string> layers;         // empty: as the config says

@@ -102,6 +102,17 @@ void report_views(const trace_pipeline& pipeline, const std::shared_ptr<async_ou
                  static_cast<unsigned long long>(printer->lines_dropped()));
 }
 
+// The event ring's size: --ring-mb's, else by mode. Profile mode sends the ring only what is no
+// counter (processes, file names), and the kernel maps and unmaps every page of it with each run
+// (2 ms of a run's end for 64 MiB; 16 MiB lost no record in open and stat storms over 100,000
+// files, both CPUs busy: docs/performance.md, session 49).
+uint64_t ring_bytes_for(uint64_t asked, uint64_t profile_interval_ns)
+{
+  if (asked)
+    return asked;
+  return profile_interval_ns ? 16ull << 20 : 64ull << 20;
+}
+
 }  // namespace
 
 result<int> run_traced(const run_options& options)
@@ -152,9 +163,15 @@ result<int> run_traced(const run_options& options)
     if (*trace_file && !options.no_index)
       (*trace_file)->index_to(trace_path + ".zindex");
   };
-  session_options session_settings{
-      options.ring_bytes, options.verbose,        options.layers, &*config, nullptr, nullptr, nullptr,
-      interval_ns,        options.hold_ring_bytes};
+  session_options session_settings{ring_bytes_for(options.ring_bytes, interval_ns),
+                                   options.verbose,
+                                   options.layers,
+                                   &*config,
+                                   nullptr,
+                                   nullptr,
+                                   nullptr,
+                                   interval_ns,
+                                   options.hold_ring_bytes};
   session_settings.beside_load = make_trace;
   // The event ring is mapped (5-8 ms for 64 MiB) while the layers attach, not after them.
   // If that fails, the pipeline maps it itself (and says why it cannot).
