@@ -58,8 +58,10 @@ void check_command_line(const std::string& command_line)
   const dc::run_options& run = parsed->run;
   switch (parsed->which) {
     case mode::run:
-      if (run.ring_bytes < (uint64_t{1} << 20) || run.ring_bytes > (uint64_t{2048} << 20) ||
-          (run.ring_bytes & (run.ring_bytes - 1)) != 0)
+      // 0: no --ring-mb (the ring is sized by mode when the run starts).
+      if (run.ring_bytes != 0 &&
+          (run.ring_bytes < (uint64_t{1} << 20) || run.ring_bytes > (uint64_t{2048} << 20) ||
+           (run.ring_bytes & (run.ring_bytes - 1)) != 0))
         dc::fuzz::violated("a ring size out of range was accepted");
       if (run.interval_ms != 0 && (run.interval_ms < 10 || run.interval_ms > 3600000))
         dc::fuzz::violated("an interval out of range was accepted");
