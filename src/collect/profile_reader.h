@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "core/result.h"
@@ -16,7 +17,7 @@ namespace dc {
 
 struct profile_sample {
   dc_profile_key key;
-  dc_profile_counts counts;  // summed over CPUs
+  dc_profile_counts counts;
 };
 
 // The samples with every folded FS operation (dc_profile_key::folded_fs) split into its own
@@ -43,10 +44,16 @@ class profile_reader {
   // The threads' counters of those intervals are flushed to the map first.
   std::vector<profile_sample> take(uint64_t decoded_until_ns, bool all);
   uint64_t interval_ns() const { return interval_ns_; }
-  // The first failure to flush the threads' counters (their counts then reach a later sample).
+  // The first failure to flush the threads' counters (their counts then reach a later sample)
+  // or to read the map.
   const result<>& flush_status() const { return flush_status_; }
 
  private:
+  // The ended counters read (and deleted) in batches; nullopt when this kernel has no batch
+  // operations on hash maps.
+  std::optional<std::vector<profile_sample>> take_in_batches(
+      bool all, const std::function<bool(const dc_profile_key&)>& ended);
+
   int fd_;
   uint64_t interval_ns_;
   flush_fn flush_;
