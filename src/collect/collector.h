@@ -66,8 +66,8 @@ class collector {
   std::unique_ptr<profile_reader> profile_;
   ring_recorder recorder_;  // formatter side
   heap_report heap_;        // formatter side, at each trim
-  // From the start: no interval has ended two intervals ago before then, and a take walks the
-  // whole counter map (~1 ms for its 262,144 buckets), which a short run's end paid twice.
+  // From the start: no interval has ended two intervals ago before then, and a take reads the
+  // whole counter map (its buckets walked in the kernel), which a short run's end paid twice.
   std::chrono::steady_clock::time_point last_take_ = std::chrono::steady_clock::now();
   static constexpr std::chrono::seconds trim_interval{10};
   std::chrono::steady_clock::time_point last_trim_ = std::chrono::steady_clock::now();

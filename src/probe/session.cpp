@@ -34,7 +34,11 @@ namespace dc {
 
 namespace {
 
-constexpr uint32_t profile_map_entries = 1u << 18;
+// Profile counters the kernel holds at once: about three intervals' worth (an interval is read
+// two intervals after it ends). 2^20: an open/close storm over 100,000 files makes ~200,000 new
+// counters an interval, which 2^18 could not hold. Its cost (docs/performance.md, session 49):
+// a 16 MiB bucket array (5 ms to make at a fresh load) and ~1 ms a read of the empty map.
+constexpr uint32_t profile_map_entries = 1u << 20;
 
 // plan_uprobes(config, notes) on a thread of its own, or here when no thread can be had.
 std::future<std::vector<uprobe_target>> plan_beside(const probe_config& config,
