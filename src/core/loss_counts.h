@@ -34,13 +34,22 @@ struct loss_counts {
   // since those in flight are past the traced window rather than lost from it.
   uint64_t block_unended = 0;
 
-  // Events lost: the kinds that count events, and the skipped runs (each an event not seen).
-  uint64_t total() const
+  // Calls fn(name, count) for every kind that counts events: the kernel's that do, in
+  // dc_loss_kind order, then "skipped" (each skipped run an event not seen).
+  template <class Fn>
+  void for_each_event_kind(Fn&& fn) const
   {
-    uint64_t sum = skipped;
     for (size_t k = 0; k < kernel.size(); ++k)
       if (kernel_loss_counts_events[k])
-        sum += kernel[k];
+        fn(kernel_loss_names[k], kernel[k]);
+    fn(std::string_view("skipped"), skipped);
+  }
+
+  // Events lost: the sum over the kinds that count events.
+  uint64_t total() const
+  {
+    uint64_t sum = 0;
+    for_each_event_kind([&sum](std::string_view, uint64_t n) { sum += n; });
     return sum;
   }
 

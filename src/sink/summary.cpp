@@ -52,14 +52,10 @@ nlohmann::json layers_json(const layer_ops& ops)
 std::string lost_by_kind(const loss_counts& lost)
 {
   std::string kinds;
-  auto add = [&kinds](std::string_view name, uint64_t n) {
+  lost.for_each_event_kind([&kinds](std::string_view name, uint64_t n) {
     if (n)
       kinds += (kinds.empty() ? " (" : ", ") + std::string(name) + " " + std::to_string(n);
-  };
-  for (size_t k = 0; k < lost.kernel.size(); ++k)
-    if (kernel_loss_counts_events[k])
-      add(kernel_loss_names[k], lost.kernel[k]);
-  add("skipped", lost.skipped);
+  });
   return kinds.empty() ? kinds : kinds + ")";
 }
 
