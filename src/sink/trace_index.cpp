@@ -37,12 +37,7 @@ constexpr int zindex_application_id = 0x5a494458;  // "ZIDX", as zindex stamps i
 // storm). Members come in order from line 1, so that is its number.
 constexpr const char* line_rows_sql =
     "INSERT INTO LineOffsets(offset, length) SELECT offset, length FROM member_lines";
-// Members waiting for their rows before add_member waits: a run's members hold ~4 MiB of text,
-// ~16 k lines, 64 KiB of line lengths, so at most ~32 MiB are held for a backlog of ~2 GiB of
-// trace text (a storm that leaves the index thread no CPU).
-constexpr size_t most_waiting = 512;
-// The index thread's niceness while the run goes on: the rows can wait for an idle CPU, the
-// traced program and the writer cannot (a storm on 2 CPUs: ~10 % more ns per call at nice 0).
+// The index thread's niceness while it keeps pace (trace_index_pacing).
 constexpr int index_nice = 19;
 
 struct db_closer {
@@ -124,7 +119,9 @@ struct trace_index_builder::state {
   std::mutex m;
   std::condition_variable changed;
   std::deque<job> queue;
+  trace_index_pacing pacing;
   bool stopping = false;
+  bool catching_up = false;  // at the tool's niceness, not index_nice
   result<> trouble;
   pid_t tid = 0;
   std::thread thread;
@@ -166,8 +163,22 @@ struct trace_index_builder::state {
       if (!inserted && trouble)
         trouble = std::unexpected(inserted.error());
       queue.pop_front();
+      if (catching_up && !stopping && queue.size() < pacing.relaxed_below)
+        set_niceness(false);
       changed.notify_all();
     }
+  }
+
+  // The thread at the tool's own niceness (`catch_up`), or back at index_nice; under `m`. Going
+  // back up from 19 needs the right to raise a priority (root, as the tool runs): without it the
+  // thread stays where it is.
+  void set_niceness(bool catch_up)
+  {
+    if (tid == 0)
+      return;
+    catching_up = catch_up;
+    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(tid),
+                      catch_up ? getpriority(PRIO_PROCESS, 0) : index_nice);
   }
 
   void stop()
@@ -175,9 +186,8 @@ struct trace_index_builder::state {
     {
       std::lock_guard lock(m);
       stopping = true;
-      // The run waits for the rest now: back to the tool's own priority where it may (root).
-      if (tid != 0)
-        (void)setpriority(PRIO_PROCESS, static_cast<id_t>(tid), getpriority(PRIO_PROCESS, 0));
+      // The run waits for the rest now.
+      set_niceness(true);
     }
     changed.notify_all();
     if (thread.joinable())
@@ -201,10 +211,12 @@ trace_index_builder::~trace_index_builder()
 }
 
 result<std::unique_ptr<trace_index_builder>> trace_index_builder::create(const std::string& index_path,
-                                                                         int dir_fd, const std::string& leaf)
+                                                                         int dir_fd, const std::string& leaf,
+                                                                         trace_index_pacing pacing)
 {
   auto s = std::make_unique<state>();
   s->index_path = index_path;
+  s->pacing = pacing;
   // A directory given as a descriptor (the one the trace was made in) is where the index is
   // renamed at the end of the run, however its path changed meanwhile.
   if (dir_fd >= 0) {
@@ -275,9 +287,21 @@ void trace_index_builder::add_member(const gzip_member_span& member, std::span<c
                        (header == 0 ? " is not gzip" : " has other lines than written"));
     return;
   }
-  s_->changed.wait(lock, [&] { return s_->queue.size() < most_waiting; });
+  if (s_->queue.size() >= s_->pacing.catch_up_from && !s_->catching_up)
+    s_->set_niceness(true);
+  s_->changed.wait(lock, [&] { return s_->queue.size() < s_->pacing.most_waiting; });
   s_->queue.push_back({member, header, std::move(line_lengths)});
   s_->changed.notify_all();
+}
+
+std::optional<int> trace_index_builder::thread_niceness() const
+{
+  std::lock_guard lock(s_->m);
+  if (s_->tid == 0)
+    return std::nullopt;
+  errno = 0;
+  int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(s_->tid));
+  return errno == 0 ? std::optional<int>(nice) : std::nullopt;
 }
 
 result<> trace_index_builder::finish(const std::string& trace_path, int trace_fd)

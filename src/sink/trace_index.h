@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,12 +27,24 @@
 
 namespace dc {
 
+// How the index's thread keeps pace with the writer, in members waiting for their rows. It runs at
+// nice 19 (the rows can wait for an idle CPU; the traced program and the writer cannot) until
+// `catch_up_from` wait, then at the tool's own niceness until fewer than `relaxed_below` do: where
+// the traced program keeps every CPU busy a nice-19 thread gets almost none, and the writer, which
+// waits once `most_waiting` are queued, would stop draining the event ring.
+struct trace_index_pacing {
+  size_t most_waiting = 512;  // ~64 KiB of line lengths each: ~32 MiB for ~2 GiB of trace text
+  size_t catch_up_from = 128;
+  size_t relaxed_below = 16;
+};
+
 class trace_index_builder {
  public:
   // Creates the index's temporary file beside index_path (a fresh name: never a planted link).
   // With `dir_fd`, the index is `leaf` in that directory (index_path only names it in messages).
   static result<std::unique_ptr<trace_index_builder>> create(const std::string& index_path, int dir_fd = -1,
-                                                             const std::string& leaf = {});
+                                                             const std::string& leaf = {},
+                                                             trace_index_pacing pacing = {});
   // Unfinished: the temporary file is removed, nothing is left.
   ~trace_index_builder();
 
@@ -44,6 +57,8 @@ class trace_index_builder {
   // the metadata (the trace's size and time; the index gets its owner and mode), commits and
   // renames the index into place. A trace whose name was removed gets no index.
   [[nodiscard]] result<> finish(const std::string& trace_path, int trace_fd);
+  // The index thread's niceness now; nullopt before it has started.
+  std::optional<int> thread_niceness() const;
 
   struct state;  // sink/trace_index.cpp
 

@@ -5,6 +5,7 @@
 // the trace again.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -262,6 +263,59 @@ TEST(TraceIndex, APlantedLinkIsNotWrittenThroughAndNoTemporaryIsLeft)
   EXPECT_EQ(names,
             (std::vector<std::string>{"t.pfw.gz", "t.pfw.gz.zindex", "t.pfw.gz.zindex.tmp", "victim"}));
   fs::remove_all(dir);
+}
+
+// The index thread runs at nice 19 while it keeps pace, at the writer's niceness while members
+// pile up (trace_index_pacing), and at nice 19 again once it has caught up. Without the catch-up a
+// traced program that keeps every CPU busy starves it, and the writer waiting on it lets the event
+// ring overflow. Raising a thread's priority back from 19 needs root.
+TEST(TraceIndex, ItsThreadCatchesUpAtTheWritersNicenessWhileMembersPileUp)
+{
+  if (geteuid() != 0)
+    GTEST_SKIP() << "raising a thread's priority back from nice 19 needs root";
+  std::string index =
+      std::filesystem::temp_directory_path() / ("idx-pace." + std::to_string(getpid()) + ".zindex");
+  auto builder = trace_index_builder::create(index, -1, {},
+                                             {.most_waiting = 64, .catch_up_from = 4, .relaxed_below = 1});
+  ASSERT_TRUE(builder);
+  auto niceness_becomes = [&](int want) {
+    for (int i = 0; i < 3000; ++i) {
+      if ((*builder)->thread_niceness() == want)
+        return true;
+      usleep(10000);
+    }
+    return false;
+  };
+  ASSERT_TRUE(niceness_becomes(19)) << "the index thread did not start at nice 19";
+  // Members of 300,000 lines each (tens of ms of rows each), made before any is added, so they are
+  // added far faster than their rows go in. Their compressed bytes: one real gzip member (only its
+  // header is read).
+  std::string gzip(256, '\0');
+  z_stream zs{};
+  ASSERT_EQ(deflateInit2(&zs, 1, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>("x\n"));
+  zs.avail_in = 2;
+  zs.next_out = reinterpret_cast<Bytef*>(gzip.data());
+  zs.avail_out = static_cast<uInt>(gzip.size());
+  ASSERT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  gzip.resize(zs.total_out);
+  deflateEnd(&zs);
+  constexpr uint64_t lines = 300000, line_length = 100;
+  const int own = getpriority(PRIO_PROCESS, 0);
+  for (uint64_t m = 0; m < 12; ++m) {
+    gzip_member_span span{.offset = m * gzip.size(),
+                          .compressed_size = gzip.size(),
+                          .text_offset = m * lines * line_length,
+                          .text_size = lines * line_length,
+                          .first_line = 1 + m * lines,
+                          .line_count = lines};
+    (*builder)->add_member(span, gzip, std::vector<uint32_t>(lines, line_length));
+  }
+  EXPECT_EQ((*builder)->thread_niceness(), own)
+      << "12 members waiting, and the index thread still at nice 19";
+  EXPECT_TRUE(niceness_becomes(19)) << "the index thread caught up, and stayed at the writer's niceness";
+  builder->reset();
+  EXPECT_FALSE(std::filesystem::exists(index));
 }
 
 // The daemon (root) gives a trace to the traced user; the index it writes beside it is theirs too.
