@@ -105,7 +105,8 @@ int main(int argc, char** argv)
       return 1;
   double t0 = now_ns();
   for (long i = 0; i < threads; i++) {
-    workers[i] = (struct worker){.fd = fd, .blocks = st.st_size / BLOCK, .rate = rate / threads, .seconds = seconds};
+    workers[i] =
+        (struct worker){.fd = fd, .blocks = st.st_size / BLOCK, .rate = rate / threads, .seconds = seconds};
     if (pthread_create(&workers[i].thread, NULL, run_worker, &workers[i]) != 0) {
       fprintf(stderr, "paced_storm: cannot start thread %ld\n", i);
       return 1;
@@ -129,8 +130,8 @@ int main(int argc, char** argv)
   getrusage(RUSAGE_SELF, &ru);
   double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
                ru.ru_stime.tv_usec / 1e6;
-  printf("calls=%llu seconds=%.3f rate=%.0f cpu_s=%.3f behind_ms=%.1f\n", calls, wall, (double)calls / wall, cpu,
-         behind / 1e6);
+  printf("calls=%llu seconds=%.3f rate=%.0f cpu_s=%.3f behind_ms=%.1f\n", calls, wall, (double)calls / wall,
+         cpu, behind / 1e6);
   free(workers);
   return 0;
 }
