@@ -52,6 +52,8 @@ class collector {
         recorder_(std::move(recorder)),
         heap_(std::move(heap))
   {
+    if (profile_)  // counters name their files intervals after the files were named
+      decoder_.state().files.hold_for_counters();
   }
   static int on_record(void* ctx, void* data, size_t size);
   void consume_loop();

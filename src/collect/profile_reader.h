@@ -43,6 +43,13 @@ class profile_reader {
   // With `all`, every counter (once the programs are detached).
   // The threads' counters of those intervals are flushed to the map first.
   std::vector<profile_sample> take(uint64_t decoded_until_ns, bool all);
+  // The last interval whose counters take(decoded_until_ns, false) reads; nullopt while none has
+  // ended a whole interval before.
+  std::optional<uint64_t> read_through(uint64_t decoded_until_ns) const
+  {
+    uint64_t now = decoded_until_ns / interval_ns_;
+    return now >= 2 ? std::optional<uint64_t>(now - 2) : std::nullopt;
+  }
   uint64_t interval_ns() const { return interval_ns_; }
   // The first failure to flush the threads' counters (their counts then reach a later sample)
   // or to read the map.

@@ -51,6 +51,12 @@ struct file_key_hash {
 // A file forgotten is named again by its next open, or from /proc while a process holds it;
 // only an event with no open file behind it (a write-back) of a file older than the last
 // `generation` files named falls back to its identity.
+//
+// Profile mode's counters are read intervals after their files were named (profile_reader.h),
+// with no descriptor to ask /proc by: there (hold_for_counters) the older generation is kept until
+// the counters of the intervals its files were named in have been read (counters_read), and the
+// newer one grows meanwhile. Forgotten after `generation` names, a storm over 100,000 files named
+// every counter by its identity ("anon:[dev:ino]") instead of its path.
 class file_table {
  public:
   explicit file_table(size_t generation = size_t{1} << 14) : generation_(generation) {}
@@ -58,11 +64,8 @@ class file_table {
   {
     recent_[key] = path_hash;
     last_ = {key, path_hash};
-    if (recent_.size() >= generation_) {
-      older_ = std::move(recent_);
-      recent_.clear();
-      last_.reset();  // it must be found in older_ again, and so kept
-    }
+    if (!holding_)
+      maybe_rotate();
   }
   std::optional<uint64_t> find(file_key key)
   {
@@ -84,10 +87,36 @@ class file_table {
   }
   size_t size() const { return recent_.size() + older_.size(); }
 
+  // Profile mode: generations turn over only in counters_read.
+  void hold_for_counters() { holding_ = true; }
+  // The counters of every interval up to `read_through` have been read, and the files named so
+  // far were named by records of intervals up to `decoded_through`.
+  void counters_read(uint64_t read_through, uint64_t decoded_through)
+  {
+    if (!holding_ || (!older_.empty() && older_named_through_ + 1 > read_through))
+      return;
+    if (maybe_rotate())
+      older_named_through_ = decoded_through;
+  }
+
  private:
+  // The newer generation becomes the older, once it holds `generation` files; the older is
+  // forgotten.
+  bool maybe_rotate()
+  {
+    if (recent_.size() < generation_)
+      return false;
+    older_ = std::move(recent_);
+    recent_.clear();
+    last_.reset();  // it must be found in older_ again, and so kept
+    return true;
+  }
+
   size_t generation_;
   std::unordered_map<file_key, uint64_t, file_key_hash> recent_, older_;
   std::optional<std::pair<file_key, uint64_t>> last_;
+  bool holding_ = false;
+  uint64_t older_named_through_ = 0;  // holding: the last interval older_'s files were named in
 };
 
 struct thread_info {

@@ -39,6 +39,26 @@ TEST(FileTable, AFileFoundAgainAndAgainIsKeptAcrossGenerations)
   EXPECT_FALSE(files.find({1, 100 + (uint64_t{1} << 32)}).has_value());  // another file: not the last one
 }
 
+// Profile mode: files are forgotten only once the counters of the intervals they were named in
+// have been read (and the interval after), however many files were named meanwhile.
+TEST(FileTable, HeldForCountersAFileIsKeptUntilItsIntervalsCountersAreRead)
+{
+  file_table files(4);
+  files.hold_for_counters();
+  for (uint64_t ino = 1; ino <= 20; ++ino) files.name({1, ino}, ino);
+  EXPECT_EQ(files.size(), 20u) << "named in intervals whose counters are not read yet";
+  files.counters_read(0, 5);  // named by records of intervals up to 5
+  for (uint64_t ino = 21; ino <= 30; ++ino) files.name({1, ino}, ino);
+  files.counters_read(5, 7);  // a call that began in 5 may end in 6: its counter is still unread
+  EXPECT_EQ(files.size(), 30u);
+  EXPECT_EQ(files.find({1, 20}), 20u);
+  files.counters_read(6, 8);
+  EXPECT_FALSE(files.find({1, 1}).has_value()) << "interval 6's counters were read: forgotten";
+  EXPECT_EQ(files.find({1, 20}), 20u) << "looked up after interval 5: still in use, kept";
+  EXPECT_EQ(files.find({1, 30}), 30u);
+  EXPECT_EQ(files.size(), 11u);
+}
+
 TEST(FileTable, ANameGivenAgainReplacesTheOld)
 {
   file_table files(4);
