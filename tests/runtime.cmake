@@ -162,10 +162,11 @@ endif()
 
 # The BPF object loaded (never attached) as for larger machines: the verifier's work must not grow
 # with the possible CPUs. With them, the uprobe warm-up (do-nothing uprobes on the test itself).
+# And profile mode's counter map read both ways (runtime/profile_reader_test.cpp).
 add_executable(kernel_object_tests runtime/kernel_object_test.cpp runtime/core_btf_test.cpp runtime/object_reset_test.cpp
-  runtime/refusal_memory_test.cpp runtime/uprobe_warmup_test.cpp)
+  runtime/refusal_memory_test.cpp runtime/uprobe_warmup_test.cpp runtime/profile_reader_test.cpp)
 target_include_directories(kernel_object_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(kernel_object_tests PRIVATE datacrumbs_probe datacrumbs_skeletons GTest::gtest_main)
+target_link_libraries(kernel_object_tests PRIVATE datacrumbs_probe datacrumbs_collect datacrumbs_skeletons GTest::gtest_main)
 gtest_discover_tests(kernel_object_tests PROPERTIES LABELS runtime RUN_SERIAL TRUE DISCOVERY_TIMEOUT 30)
 
 # Reliability under faults and attack (docs/reliability.md): the tools killed while they hold

@@ -80,7 +80,7 @@ std::vector<profile_sample> profile_reader::take(uint64_t decoded_until_ns, bool
   }
   auto ended = [&](const dc_profile_key& key) { return all || key.epoch <= *through; };
   std::vector<profile_sample> out;
-  if (auto batched = take_in_batches(all, ended)) {
+  if (auto batched = how_ == reading::batches ? take_in_batches(all, ended) : std::nullopt) {
     out = std::move(*batched);
   } else {
     // A kernel without batch operations on hash maps: key by key. Keys first, values and

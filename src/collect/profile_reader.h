@@ -31,8 +31,11 @@ class profile_reader {
   // UINT64_MAX - 1.
   using flush_fn = std::function<result<>(uint64_t below_epoch)>;
 
-  profile_reader(int map_fd, uint64_t interval_ns, flush_fn flush = nullptr)
-      : fd_(map_fd), interval_ns_(interval_ns), flush_(std::move(flush))
+  // How the map is read: in batches where the kernel has them (5.6 and later), else key by key.
+  enum class reading { batches, key_by_key };
+
+  profile_reader(int map_fd, uint64_t interval_ns, flush_fn flush = nullptr, reading how = reading::batches)
+      : fd_(map_fd), interval_ns_(interval_ns), flush_(std::move(flush)), how_(how)
   {
   }
 
@@ -64,6 +67,7 @@ class profile_reader {
   int fd_;
   uint64_t interval_ns_;
   flush_fn flush_;
+  reading how_;
   result<> flush_status_;
 };
 
