@@ -176,3 +176,6 @@ record_storm() {
   lost="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"]["lost"])' "$tmp/s.json")"
   [[ "$lost" == 0 ]] || die "the recording run ($*) lost $lost events"
 }
+
+# median_of: the median of the numbers on stdin, one a line (10 significant digits).
+median_of() { sort -g | awk '{v[NR]=$1} END {m=int((NR+1)/2); printf "%.10g\n", (NR%2 ? v[m] : (v[m]+v[m+1])/2)}'; }

@@ -80,7 +80,7 @@ for ((round = 1; round <= rounds; round++)); do
   done
 done
 
-median_col() { awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR]=$1} END {m=int((NR+1)/2); printf "%s", (NR%2 ? v[m] : (v[m]+v[m+1])/2)}'; }
+median_col() { awk -v c="$2" '{print $c}' "$1" | median_of; }
 {
   echo "## Sustained rate with 0 lost (\`bench/run_sustained.sh\`)"
   echo
