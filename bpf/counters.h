@@ -40,6 +40,14 @@ struct dc_profile_counts {
   dc_u64 pages;
 };
 
+/* Profile mode: counts a thread coalesced under one key (bpf/profile.bpf.h), sent through the
+ * ring when its slot is evicted or flushed; user space sums them per key. hdr.ts_ns is 0. */
+struct dc_profile_record {
+  struct dc_record_header hdr;
+  struct dc_profile_key key;
+  struct dc_profile_counts counts;
+};
+
 /* A file whose executable mappings need no hold (map dc_code_known, filled by user space): one
  * the uprobe layer links by name, or one it searched and found no probed function in. */
 struct dc_code_key {

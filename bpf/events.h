@@ -73,6 +73,7 @@ enum dc_record_kind {
   DC_REC_FS = 8,        /* struct dc_fs_event */
   DC_REC_UPROBE = 9,    /* struct dc_uprobe_event */
   DC_REC_STAGED = 10,   /* a header, then a run of union dc_staged_record of one thread */
+  DC_REC_PROFILE = 11,  /* struct dc_profile_record (counters.h): a thread's coalesced counts */
 };
 
 /* User-space probes attach per traced process (links filtered by its pid, so no other process

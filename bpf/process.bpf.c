@@ -182,7 +182,7 @@ int BPF_PROG(dc_process_exit, struct task_struct* p)
 
 /* Profile mode's interval-end flush: user space runs it over every thread before it reads an
  * interval (dc_profile_flush_below: the oldest interval it does not read yet), so that a thread
- * idle since then has its coalesced counters in the map too (profile.bpf.h). */
+ * idle since then has its coalesced counts sent too (profile.bpf.h). */
 SEC("iter/task")
 int dc_process_profile_flush(struct bpf_iter__task* ctx)
 {

@@ -1,22 +1,25 @@
-/* Profile mode, shared by every layer: each event is added to a counter of its process,
- * layer, operation and file for the interval it ended in, instead of going to the ring. The map
- * is shared like the ring; user space sizes it, and reads and deletes the intervals that have
- * ended. Included by common.bpf.h, after thread_state.bpf.h.
+/* Profile mode, shared by every layer: each event is added to a counter of its process, layer,
+ * operation and file for the interval it ended in, instead of going to the ring as a record.
+ * Included by common.bpf.h, after thread_state.bpf.h.
  *
  * Events a thread causes itself (its system calls, the FS operations they end, its probed
- * user-space calls) are first coalesced in the thread's own state: consecutive events with the
- * same key (same op, file and interval: the common case) add to one of DC_PROFILE_SLOTS slots,
- * with plain adds on memory only this thread writes, and only a slot evicted for a new key, the
- * thread's exit, or the interval-end flush (dc_profile_flush_thread, run by user space over
- * every thread before it reads an interval) touches the shared map: a hash lookup and atomic
- * adds per call cost about what trace mode's staging of the call does. A slot's epoch is its
- * claim word: the owner and the flusher take a slot from its epoch to DC_SLOT_BUSY with a
- * compare-and-swap before moving its counts to the map, so no count is moved twice or lost. The
- * owner adds to a slot of the interval it is in; the flusher takes only slots at least two
- * intervals old (user space reads an interval only then, profile_reader.h): a program that read
- * the clock in such an interval has long finished its update. A buffered read or write counts in
- * its system call's slot (the key's folded_fs: same time, bytes and file), which user space splits
- * into the two counters: one slot update a call, not two. */
+ * user-space calls) are coalesced in the thread's own state: consecutive events with the same key
+ * (same op, file and interval: the common case) add to one of DC_PROFILE_SLOTS slots, with plain
+ * adds on memory only this thread writes. A slot evicted for a new key, the thread's exit, and the
+ * interval-end flush (dc_profile_flush_thread, run by user space over every thread before it reads
+ * an interval, and once more when the programs are detached) send the slot's counts through the
+ * ring (dc_profile_send), and user space sums them per key (collect/profile_reader.h): a record
+ * written in order, where a shared hash cost a random access into its buckets and a new element
+ * whenever keys churn (many files: 2.3-2.4x untraced against trace mode's 1.6-2x,
+ * docs/performance.md). Events other contexts end (block completions, network, faults and FS
+ * operations another thread closed) are added to the shared map dc_profile, which user space reads
+ * and deletes by interval. A slot's epoch is its claim word: the owner and the flusher take a
+ * slot from its epoch to DC_SLOT_BUSY with a compare-and-swap before sending its counts, so no
+ * count is sent twice or lost. The owner adds to a slot of the interval it is in; the flusher
+ * takes only slots at least two intervals old: a program that read the clock in such an interval
+ * has long finished its update. A buffered read or write counts in its system call's slot (the
+ * key's folded_fs: same time, bytes and file), which user space splits into the two counters: one
+ * slot update a call, not two. */
 #ifndef DATACRUMBS_PROFILE_BPF_H
 #define DATACRUMBS_PROFILE_BPF_H
 
@@ -29,10 +32,9 @@ __u64 dc_profile_flush_below = 0;
 #define DC_SLOT_EMPTY (~0ULL)
 #define DC_SLOT_BUSY (~0ULL - 1)
 
-/* One hash, not a per-CPU one: a new key of a per-CPU hash allocates its values from the kernel's
- * per-CPU allocator, ~35 us a key where keys churn (an open/close storm over 100,000 files ran
- * 25x slower traced, docs/performance.md), and takes a value per possible CPU (4 KiB a key on a
- * 128-CPU node). Counts reach the map coalesced per thread (below), with atomic adds. */
+/* The counts of events other contexts end. One hash, not a per-CPU one: a new key of a per-CPU
+ * hash allocates its values from the kernel's per-CPU allocator, ~35 us a key where keys churn,
+ * and takes a value per possible CPU (4 KiB a key on a 128-CPU node); atomic adds instead. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(map_flags, BPF_F_NO_PREALLOC);
@@ -69,6 +71,28 @@ static __always_inline void dc_profile_merge(const struct dc_profile_key* key,
   __sync_fetch_and_add(&c->bytes, add->bytes);
   if (add->pages)
     __sync_fetch_and_add(&c->pages, add->pages);
+}
+
+/* Sends a thread's coalesced counts to user space through the ring, which sums them per key
+ * (collect/profile_reader.h): a slot evicted for a new key costs a ring record written in order,
+ * where a random access into the shared map's buckets and a new element cost cache misses
+ * (an open/close storm over many files: a new key nearly every call). */
+static __always_inline void dc_profile_send(const struct dc_profile_key* key,
+                                            const struct dc_profile_counts* c)
+{
+  struct dc_profile_record* r = bpf_ringbuf_reserve(&dc_events, sizeof(*r), 0);
+  if (!r) {
+    dc_count_loss_n(DC_LOSS_RING_FULL, c->count);
+    return;
+  }
+  r->hdr.kind = DC_REC_PROFILE;
+  r->hdr.tgid = key->tgid;
+  r->hdr.tid = 0;
+  r->hdr.reserved = 0;
+  r->hdr.ts_ns = 0;
+  r->key = *key;
+  r->counts = *c;
+  bpf_ringbuf_submit(r, dc_submit_flags());
 }
 
 /* `file2`: for a call that moved data between two files, the file it wrote (`file`: the one it
@@ -109,7 +133,7 @@ static __always_inline void dc_profile_add(__u32 tgid, __u32 layer, __u32 op, co
   dc_profile_merge(&key, &add);
 }
 
-/* Moves slot s's counts to the map if its epoch is still `epoch` (claimed from it), leaving it
+/* Sends slot s's counts if its epoch is still `epoch` (claimed from it), leaving it
  * busy for the caller to refill (`refill`) or empty. Returns whether it claimed the slot. */
 static __always_inline int dc_profile_slot_flush(struct dc_profile_slot* s, __u64 epoch, int refill)
 {
@@ -119,7 +143,7 @@ static __always_inline int dc_profile_slot_flush(struct dc_profile_slot* s, __u6
   if (epoch != DC_SLOT_EMPTY && s->counts.count) { /* an empty slot's counts were moved already */
     struct dc_profile_key key = s->key;
     key.epoch = epoch;
-    dc_profile_merge(&key, &s->counts);
+    dc_profile_send(&key, &s->counts);
   }
   if (!refill)
     __sync_lock_test_and_set(&s->key.epoch, DC_SLOT_EMPTY);
@@ -173,14 +197,14 @@ static __always_inline void dc_profile_count_mine(struct dc_thread* t, struct dc
       return;
     }
   }
-  /* A new key: it takes the next slot in turn, whose counts go to the map first. */
+  /* A new key: it takes the next slot in turn, whose counts are sent first. */
   t->prof_hit = t->prof_next;
   struct dc_profile_slot* s = &t->prof[t->prof_next & (DC_PROFILE_SLOTS - 1)];
   t->prof_next++;
   if (!dc_profile_slot_flush(s, s->key.epoch, 1)) {
-    /* The flusher has it right now: this one event goes to the map directly. */
+    /* The flusher has it right now: this one event goes out on its own. */
     struct dc_profile_counts add = {.count = 1, .time_ns = dur_ns, .bytes = bytes, .pages = pages};
-    dc_profile_merge(key, &add);
+    dc_profile_send(key, &add);
     return;
   }
   s->counts.count = 1;
@@ -194,7 +218,7 @@ static __always_inline void dc_profile_count_mine(struct dc_thread* t, struct dc
   __sync_lock_test_and_set(&s->key.epoch, epoch);
 }
 
-/* Moves a thread's slots below epoch `below` to the map: the interval-end flush, and with
+/* Sends a thread's slots below epoch `below`: the interval-end flush, and with
  * DC_SLOT_BUSY every slot (the thread's exit, the end of a run). */
 static __always_inline void dc_profile_flush_thread(struct dc_thread* t, __u64 below)
 {

@@ -102,10 +102,10 @@ void report_views(const trace_pipeline& pipeline, const std::shared_ptr<async_ou
                  static_cast<unsigned long long>(printer->lines_dropped()));
 }
 
-// The event ring's size: --ring-mb's, else by mode. Profile mode sends the ring only what is no
-// counter (processes, file names), and the kernel maps and unmaps every page of it with each run
-// (2 ms of a run's end for 64 MiB; 16 MiB lost no record in open and stat storms over 100,000
-// files, both CPUs busy: docs/performance.md, session 49).
+// The event ring's size: --ring-mb's, else by mode. Profile mode sends the ring a thread's counts
+// only when their key changes, besides processes and file names, and the kernel maps and unmaps
+// every page of it with each run (2 ms of a run's end for 64 MiB; 16 MiB lost no record in open
+// and stat storms over 100,000 files, both CPUs busy, a record a call: docs/performance.md).
 uint64_t ring_bytes_for(uint64_t asked, uint64_t profile_interval_ns)
 {
   if (asked)

@@ -153,11 +153,11 @@ void collector::format_loop()
 void collector::take_counters(uint64_t decoded_until_ns, bool all)
 {
   last_take_ = std::chrono::steady_clock::now();
-  for (const profile_sample& s : profile_->take(decoded_until_ns, all))
+  for (const profile_sample& s : profile_->take(decoded_until_ns, all, decoder_.take_profile_records()))
     decoder_.decode_profile(s.key, s.counts, profile_->interval_ns());
   // The files named so far were named by records of intervals up to the one after decoded_until
   // (a batch holds what arrived while it was read): kept until those intervals' counters are read.
-  if (auto through = profile_->read_through(decoded_until_ns); through && !all)
+  if (auto through = profile_->read_through(); through && !all)
     decoder_.state().files.counters_read(*through, decoded_until_ns / profile_->interval_ns() + 1);
   if (!profile_->flush_status() && sink_status_)
     sink_status_ = profile_->flush_status();

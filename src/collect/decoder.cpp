@@ -55,6 +55,13 @@ void decoder::decode(const void* data, size_t size)
     case DC_REC_FS: ok = decode_as(data, size, *this, &decoder::decode_fs); break;
     case DC_REC_FAULT: ok = decode_as(data, size, *this, &decoder::decode_fault); break;
     case DC_REC_TASK: ok = decode_as(data, size, *this, &decoder::decode_task); break;
+    case DC_REC_PROFILE:
+      ok = size >= sizeof(dc_profile_record);
+      if (ok) {
+        const auto& rec = *static_cast<const dc_profile_record*>(data);
+        profile_records_.push_back({rec.key, rec.counts});
+      }
+      break;
     case DC_REC_FILE_NAME:
     case DC_REC_CALL_PATH:
       // Variable length: only the used part of data[] is in the ring.

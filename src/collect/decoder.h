@@ -15,8 +15,10 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "collect/profile_sample.h"
 #include "core/clock.h"
 #include "core/event.h"
 #include "core/names.h"
@@ -121,6 +123,9 @@ class decoder {
 
   // One profile-mode counter of one interval (profile_reader), as a "ph":"C" sample.
   void decode_profile(const dc_profile_key& key, const dc_profile_counts& counts, uint64_t interval_ns);
+  // The counts threads sent through the ring (DC_REC_PROFILE) since the last call, unsummed:
+  // profile_reader sums them with the map's when their intervals are read.
+  std::vector<profile_sample> take_profile_records() { return std::exchange(profile_records_, {}); }
 
   // Names the files a process holds open now (its /proc/PID/fd), for fds opened before tracing.
   void snapshot_fds(uint32_t pid);
@@ -223,6 +228,7 @@ class decoder {
   // instructions, twice a buffered call.
   trace_event call_;         // decode_syscall's
   trace_event folded_part_;  // decode_folded_fs's
+  std::vector<profile_sample> profile_records_;
 };
 
 layer_op block_op(uint32_t op);

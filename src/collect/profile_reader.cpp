@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "core/bpf_map_keys.h"
+#include "core/clock.h"
 
 namespace dc {
 
@@ -70,15 +71,38 @@ std::vector<profile_sample> split_folded(const std::vector<profile_sample>& samp
   return out;
 }
 
-std::vector<profile_sample> profile_reader::take(uint64_t decoded_until_ns, bool all)
+std::optional<uint64_t> profile_reader::complete_through(uint64_t decoded_until_ns)
 {
-  std::optional<uint64_t> through = read_through(decoded_until_ns);
-  if (flush_ && (all || through)) {
-    auto flushed = flush_(all ? UINT64_MAX - 1 : *through + 1);
+  uint64_t now = decoded_until_ns / interval_ns_;
+  if (now < 2)
+    return read_through_;
+  uint64_t ended = now - 2;  // ended a whole interval before decoded_until
+  if (!flush_)               // nothing coalesces counts beyond what reached the ring or the map
+    return ended;
+  std::optional<uint64_t> complete = read_through_;
+  while (!flushes_.empty() && flushes_.front().done_ns <= decoded_until_ns) {
+    complete = flushes_.front().below_epoch - 1;
+    flushes_.pop_front();
+  }
+  uint64_t asked_below = !flushes_.empty() ? flushes_.back().below_epoch : complete ? *complete + 1 : 0;
+  if (ended + 1 > asked_below) {
+    auto flushed = flush_(ended + 1);
     if (!flushed && flush_status_)
       flush_status_ = flushed;
+    flushes_.push_back({ended + 1, monotonic_now_ns()});
   }
-  auto ended = [&](const dc_profile_key& key) { return all || key.epoch <= *through; };
+  return complete;
+}
+
+std::vector<profile_sample> profile_reader::take(uint64_t decoded_until_ns, bool all,
+                                                 std::vector<profile_sample> arrived)
+{
+  pending_.insert(pending_.end(), arrived.begin(), arrived.end());
+  std::optional<uint64_t> through =
+      all ? std::optional<uint64_t>(UINT64_MAX) : complete_through(decoded_until_ns);
+  if (!through || (read_through_ && *through <= *read_through_))
+    return {};
+  auto ended = [&](const dc_profile_key& key) { return key.epoch <= *through; };
   std::vector<profile_sample> out;
   if (auto batched = how_ == reading::batches ? take_in_batches(all, ended) : std::nullopt) {
     out = std::move(*batched);
@@ -96,6 +120,10 @@ std::vector<profile_sample> profile_reader::take(uint64_t decoded_until_ns, bool
         out.push_back(s);
     }
   }
+  auto later = std::ranges::partition(pending_, [&](const profile_sample& s) { return ended(s.key); });
+  out.insert(out.end(), pending_.begin(), later.begin());
+  pending_.erase(pending_.begin(), later.begin());
+  read_through_ = *through;
   return split_folded(out);
 }
 

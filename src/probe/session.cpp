@@ -34,10 +34,11 @@ namespace dc {
 
 namespace {
 
-// Profile counters the kernel holds at once: about three intervals' worth (an interval is read
-// two intervals after it ends). 2^20: an open/close storm over 100,000 files makes ~200,000 new
-// counters an interval, which 2^18 could not hold. Its cost (docs/performance.md, session 49):
-// a 16 MiB bucket array (5 ms to make at a fresh load) and ~1 ms a read of the empty map.
+// Profile counters of events other contexts end (block completions, network: a thread's own go
+// through the ring) the kernel holds at once: about four intervals' worth (an interval is read
+// two to three intervals after it ends). 2^20 (sized when threads' counters churned it too: an
+// open/close storm over 100,000 files, ~200,000 new counters an interval) costs a 16 MiB bucket
+// array (5 ms to make at a fresh load) and ~1 ms a read of the empty map (docs/performance.md).
 constexpr uint32_t profile_map_entries = 1u << 20;
 
 // plan_uprobes(config, notes) on a thread of its own, or here when no thread can be had.
@@ -266,9 +267,10 @@ result<> session::load(const session_options& options, const std::vector<std::un
 
 result<> session::flush_profile(uint64_t below_epoch)
 {
+  std::lock_guard lock(profile_flush_);
   skel_->bss->dc_profile_flush_below = below_epoch;
   return run_task_iterator(program_fds_.fd(skel_->progs.dc_process_profile_flush),
-                           "moves threads' profile counters to the map");
+                           "sends threads' profile counts through the ring");
 }
 
 result<> session::attach_process(uint32_t pid)

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/result.h"
@@ -75,8 +76,9 @@ class session {
   // Profile mode: the map of per-interval counters, and the interval; -1 and 0 in trace mode.
   int profile_fd() const { return maps_.profile_interval_ns ? maps_.profile_fd : -1; }
   uint64_t profile_interval_ns() const { return maps_.profile_interval_ns; }
-  // Profile mode: moves the counters threads coalesce in their own state for intervals before
-  // `below_epoch` into the profile map (bpf/profile.bpf.h); call from one thread at a time.
+  // Profile mode: sends the counts threads coalesce in their own state for intervals before
+  // `below_epoch` through the ring (bpf/profile.bpf.h). The collector's thread asks it each
+  // interval, detach() once more for every interval: one at a time (the bound is a global).
   result<> flush_profile(uint64_t below_epoch);
   // Traces pid from its next exec on.
   result<> arm(uint32_t pid);
@@ -138,6 +140,7 @@ class session {
   bool verbose_ = false;
   std::string keeper_exe_;
   shared_maps maps_;
+  std::mutex profile_flush_;  // flush_profile's bound and run, one caller at a time
   std::vector<std::unique_ptr<layer>> layers_;
   std::vector<layer_report> reports_;
   std::vector<std::string> notes_;

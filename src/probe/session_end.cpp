@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <iterator>
@@ -71,6 +72,9 @@ result<> session::detach()
   // on them: 21 ms on threads, 14 ms in this order.
   for (auto l = layers_.rbegin(); l != layers_.rend(); ++l) (*l)->detach();
   for (const auto& l : layers_) note(l->flush_stages());
+  // Profile mode: the counts threads still coalesce go to the ring now, before its last read.
+  if (maps_.profile_interval_ns)
+    note(flush_profile(UINT64_MAX - 1));
   if (!failures.empty())
     return fail(failures);
   return {};

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "core/hash.h"
@@ -47,6 +48,42 @@ TEST_F(deploy_test, AProfileProbeFileMakesTheDaemonCountPerInterval)
   }
   EXPECT_EQ(writes, 10u);
   EXPECT_EQ(bytes, 10u * 4096);
+}
+
+// A thread still alive when the daemon stops, idle since its writes, holds their counts in its
+// own state (bpf/profile.bpf.h): no interval ended in a minute-long interval, so only the flush
+// when the daemon detaches sends them, before the ring's last read.
+TEST_F(deploy_test, ProfileCountsOfAThreadAliveWhenTheDaemonStopsAreInItsTrace)
+{
+  std::string profile_probes = signed_probe_file(
+      "profile",
+      "mode: profile\ninterval_ms: 60000\ncapture_probes:\n  - name: POSIX\n    probe: syscalls\n");
+  auto info = start_daemon(profile_probes, "prof2");
+  ASSERT_FALSE(info.is_null());
+  // Nothing after the writes but a sleep: another call's key would evict their slot.
+  std::string out = dir / "alive.bin";
+  std::string writer =
+      "import os, sys, time\nfd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)\n"
+      "for i in range(10):\n    os.write(fd, b'x' * 4096)\ntime.sleep(60)\n";
+  ASSERT_EQ(run_shell(bin_dir + "/datacrumbs_wrap /usr/bin/python3 -c " + shell_quote(writer) + " " +
+                      shell_quote(out) + " >/dev/null 2>&1 & echo $! > " + shell_quote(dir / "writer.pid")),
+            0);
+  auto written = [&] {
+    std::error_code ec;
+    return std::filesystem::file_size(out, ec) == 10 * 4096;
+  };
+  for (int i = 0; i < 200 && !written(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(written()) << "the writer did not write";
+  stop_daemon("prof2");
+  run_shell("kill $(cat " + shell_quote(dir / "writer.pid") + ")");
+
+  auto trace = parse_trace_text(read_gzip_members(info["trace"]).text);
+  uint64_t writes = 0;
+  for (const auto& e : trace.lines)
+    if (e["ph"] == "C" && e["cat"] == "POSIX" && e["name"] == "write" &&
+        e.value("fhash", 0ull) == string_hash(out))
+      writes += e["args"]["count"].get<uint64_t>();
+  EXPECT_EQ(writes, 10u);
 }
 
 // With user-space probes, a registering process is held at registration until the daemon has

@@ -86,10 +86,10 @@ TEST_P(profile_reader_map, EndedCountersAreReadOnceAndTheRestStay)
   ASSERT_GE(map.fd, 0) << std::strerror(errno);
   profile_reader reader(map.fd, interval_ns, nullptr, GetParam());
   // Decoded up to 4.5 s: intervals 0-2 ended a whole interval before, 3 and 4 did not.
-  expect_intervals(reader.take(4'500'000'000, false), 0, 2);
+  expect_intervals(reader.take(4'500'000'000, false, {}), 0, 2);
   EXPECT_EQ(keys_in(map.fd), 3 * files_per_interval) << "intervals 3-5 stay for a later take";
-  EXPECT_TRUE(reader.take(4'900'000'000, false).empty()) << "read already: never twice";
-  expect_intervals(reader.take(0, true), 3, 5);
+  EXPECT_TRUE(reader.take(4'900'000'000, false, {}).empty()) << "read already: never twice";
+  expect_intervals(reader.take(0, true, {}), 3, 5);
   EXPECT_EQ(keys_in(map.fd), 0u);
   EXPECT_TRUE(reader.flush_status());
 }
