@@ -16,10 +16,13 @@ namespace dc {
 
 namespace {
 
-// Interval first: samples go out in time order.
+// Interval first: samples go out in time order. Then by process and file, so that the counters
+// of one file (its opens, closes, reads, FS operations) go out together: the trace writer names
+// a file once for a run of lines on it, where a hash lookup a line (its FH line's set, its path)
+// cost cache misses, a quarter of a many-file run's end.
 auto key_fields(const dc_profile_key& k)
 {
-  return std::tie(k.epoch, k.tgid, k.layer, k.op, k.file.dev, k.file.ino, k.file.mode, k.file2.dev,
+  return std::tie(k.epoch, k.tgid, k.file.dev, k.file.ino, k.file.mode, k.layer, k.op, k.file2.dev,
                   k.file2.ino, k.file2.mode, k.folded_fs);
 }
 

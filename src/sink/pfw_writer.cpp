@@ -172,7 +172,10 @@ void pfw_writer::write_counter(const trace_event& ev, const trace_names& names)
   auto name_file = [&](uint64_t fhash, std::string_view sep) {
     if (fhash == 0)
       return;
-    const std::string* path = names.names.find(fhash);
+    // Counters of one file come together (profile_reader's order): its path is looked up once.
+    if (fhash != series_path_.first || !series_path_.second)  // a file not named yet may be later
+      series_path_ = {fhash, names.names.find(fhash)};
+    const std::string* path = series_path_.second;
     series_.append(sep);
     series_.append(path ? *path : std::to_string(fhash));
   };

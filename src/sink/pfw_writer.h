@@ -13,6 +13,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "core/event.h"
 #include "core/loss_counts.h"
@@ -181,6 +182,8 @@ class pfw_writer {
   lane_table lanes_;
   thread_order order_;
   std::string series_;  // a counter's series id, reused
+  // The last file a series id named, and its path in the name table (whose entries never move).
+  std::pair<uint64_t, const std::string*> series_path_{0, nullptr};
   std::function<std::string(const process_info&)> labeler_;
   std::function<void(process_key, const process_info&, uint64_t)> process_named_;
   std::function<void(uint32_t, process_key)> process_forgotten_;
